@@ -1,0 +1,153 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+
+/**
+ * Starting and stopping the Google Cloud emulators, shared by the local suite and the test setup.
+ * Each emulator is spawned in its own process group (the gcloud wrappers are shell scripts that
+ * start a JVM), so stopping kills the JVM too.
+ */
+
+export class MissingToolError extends Error {
+  override name = 'MissingToolError'
+}
+
+let sdkRootCache: string | undefined
+export function sdkRoot(): string {
+  if (sdkRootCache) return sdkRootCache
+  let root: string
+  try {
+    root = execFileSync('gcloud', ['info', '--format=value(installation.sdk_root)'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  } catch {
+    throw new MissingToolError(
+      'the Google Cloud CLI (gcloud) is not installed or not on PATH; install it with the components cloud-firestore-emulator and pubsub-emulator',
+    )
+  }
+  sdkRootCache = root
+  return root
+}
+
+export function emulatorCommand(kind: 'firestore' | 'pubsub'): string {
+  const root = sdkRoot()
+  const path =
+    kind === 'firestore'
+      ? join(root, 'platform/cloud-firestore-emulator/cloud_firestore_emulator')
+      : join(root, 'platform/pubsub-emulator/bin/cloud-pubsub-emulator')
+  if (!existsSync(path)) {
+    const component = kind === 'firestore' ? 'cloud-firestore-emulator' : 'pubsub-emulator'
+    throw new MissingToolError(`the ${kind} emulator is not installed (expected ${path}); install it with: gcloud components install ${component}`)
+  }
+  try {
+    execFileSync('java', ['-version'], { stdio: 'ignore' })
+  } catch {
+    throw new MissingToolError('Java is not installed or not on PATH; the emulators need Java 17 or later')
+  }
+  return path
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.unref()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address()
+      const port = typeof addr === 'object' && addr ? addr.port : 0
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+export interface RunningProcess {
+  name: string
+  host: string
+  child: ChildProcess
+  stop(): Promise<void>
+  output(): string
+}
+
+async function waitFor(url: string, child: ChildProcess, name: string, timeoutMs: number, out: () => string) {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} while starting:\n${out()}`)
+    try {
+      const res = await fetch(url)
+      if (res.status < 500) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error(`${name} did not become ready at ${url} within ${timeoutMs} ms:\n${out()}`)
+}
+
+/** Spawns a long-running helper in its own process group, waits for `readyUrl`, and returns a handle that stops the whole group. */
+export async function startProcess(opts: {
+  name: string
+  command: string
+  args: string[]
+  host: string
+  readyUrl: string
+  env?: NodeJS.ProcessEnv
+  cwd?: string
+  timeoutMs?: number
+  onLine?: (line: string) => void
+}): Promise<RunningProcess> {
+  const child = spawn(opts.command, opts.args, {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...opts.env },
+    cwd: opts.cwd,
+  })
+  let buffer = ''
+  const collect = (chunk: Buffer) => {
+    const text = chunk.toString()
+    buffer = (buffer + text).slice(-20_000)
+    if (opts.onLine) for (const line of text.split('\n')) if (line.trim()) opts.onLine(line)
+  }
+  child.stdout!.on('data', collect)
+  child.stderr!.on('data', collect)
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    try {
+      process.kill(-child.pid!, 'SIGTERM')
+    } catch {
+      return
+    }
+    const killed = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))])
+    if (!killed) {
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {
+        // already gone
+      }
+      await exited
+    }
+  }
+  try {
+    await waitFor(opts.readyUrl, child, opts.name, opts.timeoutMs ?? 60_000, () => buffer)
+  } catch (err) {
+    await stop()
+    throw err
+  }
+  return { name: opts.name, host: opts.host, child, stop, output: () => buffer }
+}
+
+export async function startFirestoreEmulator(opts: { port?: number; importData?: string; exportOnExit?: string; onLine?: (l: string) => void } = {}) {
+  const port = opts.port ?? (await freePort())
+  const host = `127.0.0.1:${port}`
+  const args = ['start', '--host=127.0.0.1', `--port=${port}`]
+  if (opts.importData) args.push(`--import-data=${opts.importData}`)
+  if (opts.exportOnExit) args.push(`--export-on-exit=${opts.exportOnExit}`)
+  return startProcess({ name: 'firestore emulator', command: emulatorCommand('firestore'), args, host, readyUrl: `http://${host}/`, onLine: opts.onLine })
+}
+
+export async function startPubsubEmulator(opts: { port?: number; dataDir?: string; onLine?: (l: string) => void } = {}) {
+  const port = opts.port ?? (await freePort())
+  const host = `127.0.0.1:${port}`
+  const args = ['--host=127.0.0.1', `--port=${port}`]
+  if (opts.dataDir) args.push(`--data-dir=${opts.dataDir}`)
+  return startProcess({ name: 'pubsub emulator', command: emulatorCommand('pubsub'), args, host, readyUrl: `http://${host}/`, onLine: opts.onLine })
+}

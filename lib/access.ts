@@ -1,0 +1,131 @@
+import type { Timestamp } from '@google-cloud/firestore'
+import type { Db } from './db.js'
+import { newId } from './ids.js'
+import { projectRoleFromOrg, projectRolesGrant, orgRoleGrants, type OrgRole, type ProjectRole, type Permission, type OrgPermission } from './roles.js'
+
+export interface UserRecord {
+  id: string
+  kind: 'user' | 'service_user'
+  email?: string
+  name: string
+  /** Operators of the platform: may create organizations. Grants no access to any project's data. */
+  platform_admin?: boolean
+  disabled?: boolean
+  oidc_subject?: string
+  org_id?: string
+  created: Timestamp
+}
+
+export interface ProjectRecord {
+  id: string
+  org_id: string
+  name: string
+  slug: string
+  bucket_name: string
+  credentials?: { service_account_email: string; configured_at: Timestamp }
+  created: Timestamp
+}
+
+export interface OrgRecord {
+  id: string
+  name: string
+  slug: string
+  created: Timestamp
+}
+
+export type AuthMethod = 'oidc' | 'personal_token' | 'service_token' | 'session'
+
+/** Who is calling, and with which roles, resolved afresh on every request. */
+export interface Principal {
+  user: UserRecord
+  method: AuthMethod
+  credentialId?: string
+  orgRoles: Map<string, OrgRole>
+  projectRoles: Map<string, ProjectRole[]>
+}
+
+export function projectRolesOf(p: Principal, project: Pick<ProjectRecord, 'id' | 'org_id'>): ProjectRole[] {
+  const roles = [...(p.projectRoles.get(project.id) ?? [])]
+  const fromOrg = projectRoleFromOrg(p.orgRoles.get(project.org_id))
+  if (fromOrg) roles.push(fromOrg)
+  return roles
+}
+
+export const canInProject = (p: Principal, project: Pick<ProjectRecord, 'id' | 'org_id'>, permission: Permission) =>
+  projectRolesGrant(projectRolesOf(p, project), permission)
+
+export const canInOrg = (p: Principal, orgId: string, permission: OrgPermission) =>
+  orgRoleGrants(p.orgRoles.get(orgId), permission)
+
+/** Users and their role grants. */
+export class AccessStore {
+  constructor(private readonly db: Db) {}
+
+  async getUser(id: string): Promise<UserRecord | undefined> {
+    const snap = await this.db.col('users').doc(id).get()
+    return snap.exists ? (snap.data() as UserRecord) : undefined
+  }
+
+  async findUserBy(field: 'email' | 'oidc_subject', value: string): Promise<UserRecord | undefined> {
+    const q = await this.db.col('users').where(field, '==', value).limit(1).get()
+    return q.empty ? undefined : (q.docs[0]!.data() as UserRecord)
+  }
+
+  /** The platform account of an identity-provider user: by subject, else by e-mail (then linked), else a new one with no roles. */
+  async userForIdentity(claims: { sub: string; email?: string; name?: string }, now: Timestamp): Promise<UserRecord> {
+    const bySub = await this.findUserBy('oidc_subject', claims.sub)
+    if (bySub) return bySub
+    const email = claims.email?.toLowerCase()
+    return this.db.firestore.runTransaction(async (tx) => {
+      if (email) {
+        const q = await tx.get(this.db.col('users').where('email', '==', email).limit(1))
+        const existing = q.docs[0]
+        if (existing) {
+          const user = existing.data() as UserRecord
+          if (user.oidc_subject && user.oidc_subject !== claims.sub) return user
+          tx.update(existing.ref, { oidc_subject: claims.sub })
+          return { ...user, oidc_subject: claims.sub }
+        }
+      }
+      const user: UserRecord = {
+        id: newId(),
+        kind: 'user',
+        email,
+        name: claims.name ?? email ?? claims.sub,
+        oidc_subject: claims.sub,
+        created: now,
+      }
+      tx.create(this.db.col('users').doc(user.id), user)
+      return user
+    })
+  }
+
+  async rolesOf(userId: string): Promise<Pick<Principal, 'orgRoles' | 'projectRoles'>> {
+    const [orgs, projects] = await Promise.all([
+      this.db.col('org_members').where('user_id', '==', userId).get(),
+      this.db.col('project_members').where('user_id', '==', userId).get(),
+    ])
+    const orgRoles = new Map<string, OrgRole>()
+    for (const d of orgs.docs) orgRoles.set(d.get('org_id') as string, d.get('role') as OrgRole)
+    const projectRoles = new Map<string, ProjectRole[]>()
+    for (const d of projects.docs) {
+      const id = d.get('project_id') as string
+      projectRoles.set(id, [...(projectRoles.get(id) ?? []), ...((d.get('roles') as ProjectRole[]) ?? [])])
+    }
+    return { orgRoles, projectRoles }
+  }
+
+  async principal(user: UserRecord, method: AuthMethod, credentialId?: string): Promise<Principal> {
+    return { user, method, credentialId, ...(await this.rolesOf(user.id)) }
+  }
+
+  async getProject(id: string): Promise<ProjectRecord | undefined> {
+    const snap = await this.db.col('projects').doc(id).get()
+    return snap.exists ? (snap.data() as ProjectRecord) : undefined
+  }
+
+  async getOrg(id: string): Promise<OrgRecord | undefined> {
+    const snap = await this.db.col('organizations').doc(id).get()
+    return snap.exists ? (snap.data() as OrgRecord) : undefined
+  }
+}

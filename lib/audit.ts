@@ -1,0 +1,127 @@
+import { Timestamp, type Transaction } from '@google-cloud/firestore'
+import type { Clock } from './clock.js'
+import type { Db } from './db.js'
+import { newId, sha256 } from './ids.js'
+
+export type Outcome = 'success' | 'denied' | 'failure'
+
+export interface AuditActor {
+  type: 'user' | 'service_user' | 'system'
+  id: string
+  email?: string
+  auth_method?: string
+}
+
+export interface AuditRequest {
+  id?: string
+  ip?: string
+  user_agent?: string
+  method?: string
+  path?: string
+}
+
+/** What a handler says about a change; the writer adds who, when, where and the chain. */
+export interface AuditInput {
+  action: string
+  outcome?: Outcome
+  org_id?: string
+  project_id?: string
+  entity: { type: string; id: string; parent?: string }
+  change?: { from?: string; to?: string; reason?: string; fields?: string[] }
+}
+
+export interface AuditContext {
+  actor: AuditActor
+  request?: AuditRequest
+}
+
+export interface AuditEvent extends Required<Pick<AuditInput, 'action' | 'entity'>> {
+  id: string
+  occurred_at: Timestamp
+  service: string
+  outcome: Outcome
+  org_id?: string
+  project_id?: string
+  actor: AuditActor
+  request?: AuditRequest
+  change?: AuditInput['change']
+  seq: number
+  prev_hash: string
+  hash: string
+}
+
+export const SYSTEM_ACTOR: AuditContext = { actor: { type: 'system', id: 'platform' } }
+
+/** Canonical JSON: keys sorted, so the hash does not depend on insertion order. */
+function canonical(value: unknown): string {
+  if (value instanceof Timestamp) return JSON.stringify(value.toDate().toISOString())
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value)
+}
+
+export function eventHash(event: Omit<AuditEvent, 'hash'>): string {
+  return sha256(canonical(event))
+}
+
+/**
+ * Writes audit events, each chained to the previous one of its project (or organization, or the
+ * platform) by hash, so that a removed or altered event shows. Inside a caller's transaction the
+ * event commits with the change it records; the chain head is read first, as Firestore requires
+ * every read of a transaction to come before its writes.
+ */
+export class AuditWriter {
+  constructor(
+    private readonly db: Db,
+    private readonly service: string,
+    private readonly clock: Clock,
+  ) {}
+
+  private chainKey(input: Pick<AuditInput, 'project_id' | 'org_id'>) {
+    return input.project_id ? `project_${input.project_id}` : input.org_id ? `org_${input.org_id}` : 'platform'
+  }
+
+  /** Reads the chain head in `tx`; call before any write of the transaction, then `write` after. */
+  async prepare(tx: Transaction, scope: Pick<AuditInput, 'project_id' | 'org_id'>) {
+    const headRef = this.db.col('audit_heads').doc(this.chainKey(scope))
+    const head = await tx.get(headRef)
+    let seq = (head.get('seq') as number | undefined) ?? 0
+    let prev = (head.get('hash') as string | undefined) ?? ''
+    return {
+      write: (ctx: AuditContext, input: AuditInput): AuditEvent => {
+        if (this.chainKey(input) !== this.chainKey(scope)) throw new Error('audit event outside the prepared chain')
+        seq += 1
+        const body: Omit<AuditEvent, 'hash'> = {
+          id: newId(),
+          occurred_at: Timestamp.fromDate(this.clock.now()),
+          service: this.service,
+          outcome: input.outcome ?? 'success',
+          org_id: input.org_id,
+          project_id: input.project_id,
+          action: input.action,
+          entity: input.entity,
+          change: input.change,
+          actor: ctx.actor,
+          request: ctx.request,
+          seq,
+          prev_hash: prev,
+        }
+        const event: AuditEvent = { ...body, hash: eventHash(body) }
+        prev = event.hash
+        tx.create(this.db.col('audit_events').doc(event.id), event)
+        tx.set(headRef, { seq, hash: event.hash, updated: event.occurred_at })
+        return event
+      },
+    }
+  }
+
+  /** Records one event in a transaction of its own (denials, logins: nothing else changes). */
+  async record(ctx: AuditContext, input: AuditInput): Promise<AuditEvent> {
+    return this.db.firestore.runTransaction(async (tx) => (await this.prepare(tx, input)).write(ctx, input))
+  }
+}

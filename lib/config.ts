@@ -1,0 +1,125 @@
+import { z } from 'zod'
+
+/**
+ * Every setting the platform reads, parsed once at boot. No other module reads process.env.
+ * A bad or missing setting stops startup with a message naming it.
+ */
+const bool = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1')
+
+const EnvSchema = z.object({
+  GOOGLE_CLOUD_PROJECT: z.string().min(1).default('platform-local'),
+  FIRESTORE_EMULATOR_HOST: z.string().optional(),
+  PUBSUB_EMULATOR_HOST: z.string().optional(),
+  /** Prefix for every Firestore collection name; lets tests share one emulator. */
+  COLLECTION_PREFIX: z.string().regex(/^[a-z0-9_]*$/, 'lowercase letters, digits and _ only').default(''),
+
+  TOPIC_RUN_REQUESTED: z.string().min(1).default('run-requested'),
+  TOPIC_JOB_STATUS: z.string().min(1).default('batch-job-status'),
+
+  OIDC_ISSUER: z.url().optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  /** The `aud` our API expects in OIDC access tokens (the resource indicator). */
+  OIDC_AUDIENCE: z.string().min(1).optional(),
+  OIDC_ALGORITHMS: z.string().default('RS256,ES256,PS256'),
+  /** Lets openid-client talk to an http:// issuer; only the local suite sets it. */
+  OIDC_ALLOW_HTTP: bool.default(false),
+
+  /** Public base address of the admin service, for the OIDC redirect URI and token audiences. */
+  ADMIN_PUBLIC_URL: z.url().optional(),
+  SESSION_TTL_SECONDS: z.coerce.number().int().positive().default(8 * 3600),
+  SERVICE_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().max(3600).default(3600),
+
+  BATCH_BACKEND: z.enum(['cloud', 'local']).default('cloud'),
+  BATCH_REGION: z.string().min(1).default('europe-west4'),
+  STORAGE_BACKEND: z.enum(['gcs', 'local']).default('gcs'),
+  LOCAL_STORAGE_ROOT: z.string().optional(),
+  LOCAL_WORK_ROOT: z.string().optional(),
+  /** Key used by the local storage adapter to sign its URLs. */
+  LOCAL_SIGNING_SECRET: z.string().min(16).optional(),
+  FILES_PUBLIC_URL: z.url().optional(),
+
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+})
+
+export type Env = z.infer<typeof EnvSchema>
+
+export interface Config {
+  gcpProject: string
+  firestoreEmulatorHost?: string
+  pubsubEmulatorHost?: string
+  collectionPrefix: string
+  topics: { runRequested: string; jobStatus: string }
+  oidc?: {
+    issuer: string
+    clientId: string
+    clientSecret?: string
+    audience: string
+    algorithms: string[]
+    allowHttp: boolean
+  }
+  adminPublicUrl?: string
+  sessionTtlSeconds: number
+  serviceTokenTtlSeconds: number
+  batch: { backend: 'cloud' | 'local'; region: string; localWorkRoot?: string }
+  storage: { backend: 'gcs' | 'local'; localRoot?: string; signingSecret?: string; filesPublicUrl?: string }
+  logLevel: Env['LOG_LEVEL']
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env)
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`)
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`)
+  }
+  const e = parsed.data
+  const oidcSet = [e.OIDC_ISSUER, e.OIDC_CLIENT_ID].filter(Boolean).length
+  if (oidcSet === 1) {
+    throw new ConfigError('invalid configuration: OIDC_ISSUER and OIDC_CLIENT_ID must be set together')
+  }
+  if (e.BATCH_BACKEND === 'local' && !e.LOCAL_WORK_ROOT) {
+    throw new ConfigError('invalid configuration: LOCAL_WORK_ROOT is required when BATCH_BACKEND=local')
+  }
+  if (e.STORAGE_BACKEND === 'local' && !e.LOCAL_STORAGE_ROOT) {
+    throw new ConfigError('invalid configuration: LOCAL_STORAGE_ROOT is required when STORAGE_BACKEND=local')
+  }
+  const algorithms = e.OIDC_ALGORITHMS.split(',').map((a) => a.trim()).filter(Boolean)
+  if (algorithms.some((a) => a.toLowerCase() === 'none' || a.startsWith('HS'))) {
+    throw new ConfigError('invalid configuration: OIDC_ALGORITHMS may list only asymmetric algorithms')
+  }
+  return {
+    gcpProject: e.GOOGLE_CLOUD_PROJECT,
+    firestoreEmulatorHost: e.FIRESTORE_EMULATOR_HOST,
+    pubsubEmulatorHost: e.PUBSUB_EMULATOR_HOST,
+    collectionPrefix: e.COLLECTION_PREFIX,
+    topics: { runRequested: e.TOPIC_RUN_REQUESTED, jobStatus: e.TOPIC_JOB_STATUS },
+    oidc:
+      e.OIDC_ISSUER && e.OIDC_CLIENT_ID
+        ? {
+            issuer: e.OIDC_ISSUER,
+            clientId: e.OIDC_CLIENT_ID,
+            clientSecret: e.OIDC_CLIENT_SECRET,
+            audience: e.OIDC_AUDIENCE ?? e.OIDC_CLIENT_ID,
+            algorithms,
+            allowHttp: e.OIDC_ALLOW_HTTP,
+          }
+        : undefined,
+    adminPublicUrl: e.ADMIN_PUBLIC_URL,
+    sessionTtlSeconds: e.SESSION_TTL_SECONDS,
+    serviceTokenTtlSeconds: e.SERVICE_TOKEN_TTL_SECONDS,
+    batch: { backend: e.BATCH_BACKEND, region: e.BATCH_REGION, localWorkRoot: e.LOCAL_WORK_ROOT },
+    storage: {
+      backend: e.STORAGE_BACKEND,
+      localRoot: e.LOCAL_STORAGE_ROOT,
+      signingSecret: e.LOCAL_SIGNING_SECRET,
+      filesPublicUrl: e.FILES_PUBLIC_URL,
+    },
+    logLevel: e.LOG_LEVEL,
+  }
+}

@@ -1,0 +1,55 @@
+import { Firestore, Timestamp, type DocumentData } from '@google-cloud/firestore'
+import type { Config } from './config.js'
+
+export { Firestore, Timestamp }
+
+/** One Firestore client per process; the emulator is chosen by FIRESTORE_EMULATOR_HOST, as the client library does. */
+export function createFirestore(config: Config): Firestore {
+  return new Firestore({
+    projectId: config.gcpProject,
+    ignoreUndefinedProperties: true,
+    ...(config.firestoreEmulatorHost
+      ? { host: config.firestoreEmulatorHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } }
+      : {}),
+  })
+}
+
+/** Every collection the platform uses, named once. The prefix isolates test suites sharing an emulator. */
+export const COLLECTIONS = [
+  'organizations',
+  'projects',
+  'users',
+  'org_members',
+  'project_members',
+  'personal_tokens',
+  'service_keys',
+  'service_tokens',
+  'sessions',
+  'login_states',
+  'audit_events',
+  'audit_heads',
+  'pipelines',
+  'runs',
+  'idempotency_keys',
+] as const
+export type CollectionName = (typeof COLLECTIONS)[number]
+
+export class Db {
+  constructor(
+    readonly firestore: Firestore,
+    readonly prefix = '',
+  ) {}
+  col(name: CollectionName) {
+    return this.firestore.collection(this.prefix + name)
+  }
+}
+
+/** Firestore timestamps become ISO 8601 strings at the edge; undefined stays absent. */
+export function iso(value: Timestamp | Date | undefined | null): string | undefined {
+  if (!value) return undefined
+  return (value instanceof Timestamp ? value.toDate() : value).toISOString()
+}
+
+export function dataOf<T extends DocumentData>(snap: { data(): DocumentData | undefined }): T | undefined {
+  return snap.data() as T | undefined
+}

@@ -1,0 +1,62 @@
+import type { Context } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { ZodError } from 'zod'
+import type { Logger } from './log.js'
+
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 500
+
+/** The one error type of the platform. Its status is chosen where it is thrown, never from its text. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ErrorStatus,
+    readonly detail: string,
+  ) {
+    super(detail)
+    this.name = 'ApiError'
+  }
+}
+
+export const badRequest = (detail: string) => new ApiError(400, detail)
+export const unauthorized = (detail = 'authentication required') => new ApiError(401, detail)
+export const forbidden = (detail = 'insufficient permissions') => new ApiError(403, detail)
+export const notFound = (what: string) => new ApiError(404, `${what} not found`)
+export const conflict = (detail: string) => new ApiError(409, detail)
+
+/** "params.case_id: required; tags.0: expected string" */
+export function describeZodError(error: ZodError, prefix = ''): string {
+  return error.issues
+    .map((issue) => {
+      const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.')
+      const message = issue.code === 'invalid_type' && issue.input === undefined ? 'required' : issue.message
+      return path ? `${path}: ${message}` : message
+    })
+    .join('; ')
+}
+
+/** The shared validation hook of every OpenAPIHono app: a zod failure is a 400 naming the field. */
+export function defaultHook(
+  result: { success: true } | { success: false; error: ZodError; target?: string },
+  c: Context,
+) {
+  if (!result.success) {
+    const where = result.target === 'json' ? '' : result.target === 'param' ? 'path' : (result.target ?? '')
+    return c.json({ detail: describeZodError(result.error, where) }, 400)
+  }
+  return undefined
+}
+
+export function errorHandler(log: Logger) {
+  return (err: Error, c: Context) => {
+    if (err instanceof ApiError) {
+      if (err.status === 401) c.header('WWW-Authenticate', 'Bearer')
+      return c.json({ detail: err.detail }, err.status)
+    }
+    if (err instanceof HTTPException && err.status < 500) {
+      // Hono's own rejections (a malformed JSON body, for one) are client errors.
+      const detail = err.message || 'bad request'
+      return c.json({ detail }, err.status)
+    }
+    log.error('unhandled error', { path: c.req.path, method: c.req.method, error: err, request_id: c.get('requestId' as never) })
+    return c.json({ detail: 'internal error' }, 500)
+  }
+}

@@ -1,0 +1,244 @@
+import { Timestamp } from '@google-cloud/firestore'
+import { OpenAPIHono, z } from '@hono/zod-openapi'
+import type { Context, MiddlewareHandler } from 'hono'
+import { getCookie } from 'hono/cookie'
+import { canInOrg, canInProject, type AccessStore, type Principal, type ProjectRecord, type UserRecord } from './access.js'
+import type { AuditContext, AuditWriter } from './audit.js'
+import type { Clock } from './clock.js'
+import type { Config } from './config.js'
+import type { Db } from './db.js'
+import { ApiError, badRequest, defaultHook, errorHandler, forbidden, notFound, unauthorized } from './errors.js'
+import { newId, TOKEN_PREFIX, UUID_RE } from './ids.js'
+import type { Logger } from './log.js'
+import type { OidcVerifier } from './oidc.js'
+import type { OrgPermission, Permission } from './roles.js'
+import type { TokenStore } from './tokens.js'
+import { mountDocs } from './docs.js'
+
+export const SESSION_COOKIE = 'platform_session'
+export const API_PREFIX = '/api/v1'
+
+/** What every service is built from; services extend it with their own stores and adapters. */
+export interface KernelDeps {
+  config: Config
+  db: Db
+  log: Logger
+  clock: Clock
+  access: AccessStore
+  tokens: TokenStore
+  audit: AuditWriter
+  oidc?: OidcVerifier
+}
+
+export type AppEnv = {
+  Variables: {
+    requestId: string
+    principal: Principal
+    project: ProjectRecord
+  }
+}
+
+export const ErrorBody = z.object({ detail: z.string() }).openapi('Error')
+
+const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } })
+/** The error responses every authenticated operation can give, for createRoute's `responses`. */
+export const commonErrors = {
+  400: errorResponse('Invalid parameters'),
+  401: errorResponse('Missing, invalid or expired credentials'),
+  403: errorResponse('Valid credentials, insufficient permissions'),
+  404: errorResponse('Not found'),
+} as const
+export const conflictError = { 409: errorResponse('Conflict') } as const
+
+export const ProjectHeader = z.object({
+  'x-project-id': z.string().openapi({ description: 'Project UUID, from GET /projects', example: '3f0e…' }),
+})
+
+export const json = <T extends z.ZodType>(schema: T, description = 'OK') => ({
+  description,
+  content: { 'application/json': { schema } },
+})
+
+export function auditContext(c: Context<AppEnv>): AuditContext {
+  const p = c.get('principal')
+  return {
+    actor: p
+      ? { type: p.user.kind, id: p.user.id, email: p.user.email, auth_method: p.method }
+      : { type: 'system', id: 'anonymous' },
+    request: {
+      id: c.get('requestId'),
+      ip: c.req.header('x-forwarded-for')?.split(',')[0]?.trim() ?? undefined,
+      user_agent: c.req.header('user-agent'),
+      method: c.req.method,
+      path: c.req.path,
+    },
+  }
+}
+
+const BEARER_RE = /^Bearer[ ]+([^\s]+)\s*$/i
+
+/** Resolves the caller from a Bearer token (any of the three kinds) or, failing that, the session cookie. */
+export async function resolvePrincipal(deps: KernelDeps, c: Context<AppEnv>): Promise<Principal> {
+  const now = deps.clock.now()
+  const header = c.req.header('authorization')
+  let user: UserRecord | undefined
+  let method: Principal['method']
+  let credentialId: string | undefined
+
+  if (header !== undefined) {
+    const token = BEARER_RE.exec(header)?.[1]
+    if (!token) throw unauthorized("the Authorization header must be 'Bearer <token>'")
+    if (token.startsWith(TOKEN_PREFIX.personal)) {
+      const found = await deps.tokens.verifyPersonal(token, now)
+      if (!found.ok) throw unauthorized(found.reason)
+      user = await deps.access.getUser(found.record.user_id)
+      method = 'personal_token'
+      credentialId = found.record.id
+    } else if (token.startsWith(TOKEN_PREFIX.service)) {
+      const found = await deps.tokens.verifyServiceToken(token, now)
+      if (!found.ok) throw unauthorized(found.reason)
+      user = await deps.access.getUser(found.record.user_id)
+      method = 'service_token'
+      credentialId = found.record.key_id
+    } else if (token.split('.').length === 3 && deps.oidc) {
+      const claims = await deps.oidc.verify(token)
+      user = await deps.access.userForIdentity(claims, Timestamp.fromDate(now))
+      method = 'oidc'
+    } else {
+      throw unauthorized('unrecognized token')
+    }
+  } else {
+    const cookie = getCookie(c, SESSION_COOKIE)
+    if (!cookie) throw unauthorized('authentication required: send Authorization: Bearer <token>')
+    const found = await deps.tokens.getSession(cookie, now)
+    if (!found.ok) throw unauthorized(found.reason)
+    user = await deps.access.getUser(found.record.user_id)
+    method = 'session'
+    credentialId = found.record.id
+  }
+  if (!user) throw unauthorized('the account of this credential no longer exists')
+  if (user.disabled) throw unauthorized('account disabled')
+  return deps.access.principal(user, method, credentialId)
+}
+
+export function authenticate(deps: KernelDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    c.set('principal', await resolvePrincipal(deps, c))
+    await next()
+  }
+}
+
+/** Records an access.denied event and answers 403. */
+async function deny(deps: KernelDeps, c: Context<AppEnv>, permission: string, scope: { project_id?: string; org_id?: string }, entity: { type: string; id: string }): Promise<never> {
+  await deps.audit
+    .record(auditContext(c), { action: 'access.denied', outcome: 'denied', ...scope, entity, change: { reason: `missing permission ${permission}` } })
+    .catch((error) => deps.log.error('audit write failed', { error }))
+  throw forbidden(`permission ${permission} is required`)
+}
+
+/**
+ * Tenancy for project-scoped services: X-Project-ID is required (400), must name a project (404)
+ * in which the caller holds some role (403).
+ */
+export function projectScope(deps: KernelDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const id = c.req.header('x-project-id')
+    if (!id) throw badRequest('the X-Project-ID header is required (a project id from GET /projects)')
+    if (!UUID_RE.test(id)) throw badRequest('X-Project-ID must be a project UUID')
+    const project = await deps.access.getProject(id)
+    if (!project) throw notFound('project')
+    c.set('project', project)
+    if (!canInProject(c.get('principal'), project, 'project.read')) {
+      await deny(deps, c, 'project.read', { project_id: project.id, org_id: project.org_id }, { type: 'project', id: project.id })
+    }
+    await next()
+  }
+}
+
+/** The one authorization check: the caller must hold `permission` in the request's project. */
+export function requires(deps: KernelDeps, permission: Permission): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const project = c.get('project')
+    if (!project) throw new Error(`requires(${permission}) used on a route without a project`)
+    if (!canInProject(c.get('principal'), project, permission)) {
+      await deny(deps, c, permission, { project_id: project.id, org_id: project.org_id }, { type: 'project', id: project.id })
+    }
+    await next()
+  }
+}
+
+export async function requireOrg(deps: KernelDeps, c: Context<AppEnv>, orgId: string, permission: OrgPermission): Promise<void> {
+  if (!canInOrg(c.get('principal'), orgId, permission)) {
+    await deny(deps, c, permission, { org_id: orgId }, { type: 'organization', id: orgId })
+  }
+}
+
+/** For routes that name the project in the path (the admin service): load it, then check like `requires`. */
+export async function loadProjectFor(deps: KernelDeps, c: Context<AppEnv>, id: string, permission: Permission): Promise<ProjectRecord> {
+  const project = UUID_RE.test(id) ? await deps.access.getProject(id) : undefined
+  const principal = c.get('principal')
+  // A project the caller cannot see at all is reported as absent, as if it did not exist.
+  if (!project || !canInProject(principal, project, 'project.read')) throw notFound('project')
+  c.set('project', project)
+  if (!canInProject(principal, project, permission)) {
+    await deny(deps, c, permission, { project_id: project.id, org_id: project.org_id }, { type: 'project', id: project.id })
+  }
+  return project
+}
+
+export interface ServiceOptions {
+  name: string
+  title: string
+  description: string
+  deps: KernelDeps
+  /** Compute, clinical-data and files: every /api/v1 request needs X-Project-ID. */
+  projectScoped: boolean
+  /** Paths under /api/v1 reachable without credentials (login, token exchange). Exact, or ending in '*'. */
+  publicPaths?: string[]
+}
+
+/**
+ * The root app of a service: request ids, the error mapping, authentication on /api/v1 (but for the
+ * public paths), tenancy where the service is project-scoped, /openapi.json, /docs and /redoc.
+ * Resource sub-apps are mounted on the returned app with `app.route(API_PREFIX, sub)`.
+ */
+export function createServiceApp(opts: ServiceOptions) {
+  const { deps } = opts
+  const app = new OpenAPIHono<AppEnv>({ defaultHook })
+  const isPublic = (path: string) =>
+    (opts.publicPaths ?? []).some((p) => (p.endsWith('*') ? path.startsWith(API_PREFIX + p.slice(0, -1)) : path === API_PREFIX + p))
+
+  app.use('*', async (c, next) => {
+    const id = c.req.header('x-request-id') ?? newId()
+    c.set('requestId', id)
+    c.header('X-Request-ID', id)
+    await next()
+  })
+  app.use(`${API_PREFIX}/*`, async (c, next) => {
+    if (isPublic(c.req.path)) return next()
+    c.set('principal', await resolvePrincipal(deps, c))
+    if (opts.projectScoped) return projectScope(deps)(c, next)
+    return next()
+  })
+  app.onError(errorHandler(deps.log))
+  app.notFound((c) => c.json({ detail: `no route for ${c.req.method} ${c.req.path}` }, 404))
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An OIDC access token, a personal access token (plat_pat_…) or a service-user token (plat_sat_…)',
+  })
+  app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE })
+  app.doc('/openapi.json', {
+    openapi: '3.0.3',
+    info: { title: opts.title, version: '1.0.0', description: opts.description },
+    security: [{ bearerAuth: [] }, { sessionCookie: [] }],
+  })
+  mountDocs(app, opts.title)
+  return app
+}
+
+/** A sub-app for one resource, sharing the validation hook. */
+export const resourceApp = () => new OpenAPIHono<AppEnv>({ defaultHook })
+
+export { ApiError }

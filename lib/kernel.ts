@@ -1,0 +1,25 @@
+import { AccessStore } from './access.js'
+import { AuditWriter } from './audit.js'
+import { systemClock, type Clock } from './clock.js'
+import type { Config } from './config.js'
+import { createFirestore, Db, type Firestore } from './db.js'
+import type { KernelDeps } from './http.js'
+import { createLogger } from './log.js'
+import { OidcVerifier } from './oidc.js'
+import { TokenStore } from './tokens.js'
+
+/** Builds the dependencies every service shares. `firestore` may be passed to share one client in a process. */
+export function createKernel(config: Config, service: string, opts: { firestore?: Firestore; clock?: Clock } = {}): KernelDeps {
+  const db = new Db(opts.firestore ?? createFirestore(config), config.collectionPrefix)
+  const clock = opts.clock ?? systemClock
+  return {
+    config,
+    db,
+    clock,
+    log: createLogger(config.logLevel, { service }),
+    access: new AccessStore(db),
+    tokens: new TokenStore(db),
+    audit: new AuditWriter(db, service, clock),
+    oidc: config.oidc ? new OidcVerifier(config.oidc) : undefined,
+  }
+}

@@ -1,0 +1,134 @@
+import { FieldPath, Timestamp, type DocumentSnapshot, type Query } from '@google-cloud/firestore'
+import type { Context } from 'hono'
+import { z } from '@hono/zod-openapi'
+import { badRequest } from './errors.js'
+import { sha256 } from './ids.js'
+
+/**
+ * One pagination scheme for every list endpoint (Google AIP-158 with GitHub-style headers):
+ * the body is a JSON array; `page_size` (default 50, max 1000; `limit` is a synonym) and
+ * `page_token` select a page; `X-Next-Page-Token` and `Link: <…>; rel="next"` point at the next.
+ * Tokens are opaque keyset cursors bound to the filters they were made with.
+ */
+export const DEFAULT_PAGE_SIZE = 50
+export const MAX_PAGE_SIZE = 1000
+
+const size = z.coerce.number().int().min(1).max(MAX_PAGE_SIZE)
+export const PageQuery = z.object({
+  page_size: size.optional().openapi({ description: `Items per page (default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE})` }),
+  limit: size.optional().openapi({ description: 'Synonym of page_size' }),
+  page_token: z.string().optional().openapi({ description: 'X-Next-Page-Token of the previous page' }),
+})
+export type PageQuery = z.infer<typeof PageQuery>
+
+export const pageHeaders = {
+  'X-Next-Page-Token': { description: 'Present when more items exist', schema: { type: 'string' as const } },
+  Link: { description: 'RFC 8288 link to the next page (rel="next")', schema: { type: 'string' as const } },
+}
+
+type Encoded = { t: number; n: number } | string | number | boolean | null
+
+function encodeValue(v: unknown): Encoded {
+  if (v instanceof Timestamp) return { t: v.seconds, n: v.nanoseconds }
+  if (v === undefined) return null
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v === null) return v
+  throw new Error(`cannot page on a value of type ${typeof v}`)
+}
+function decodeValue(v: Encoded): unknown {
+  return v && typeof v === 'object' ? new Timestamp(v.t, v.n) : v
+}
+
+export interface PageRequest {
+  /** Fields to order by, most significant first; the document id breaks ties. */
+  orderBy: Array<[field: string, direction: 'asc' | 'desc']>
+  /** Anything that changes the result set (filters); a token made with other filters is refused. */
+  filters: Record<string, unknown>
+  query: PageQuery
+}
+
+export interface Page<T> {
+  items: T[]
+  nextPageToken?: string
+}
+
+export function pageSizeOf(query: PageQuery): number {
+  if (query.page_size !== undefined && query.limit !== undefined && query.page_size !== query.limit) {
+    throw badRequest('page_size and limit disagree; send one of them')
+  }
+  return query.page_size ?? query.limit ?? DEFAULT_PAGE_SIZE
+}
+
+export async function paginate<T>(base: Query, req: PageRequest, map: (doc: DocumentSnapshot) => T): Promise<Page<T>> {
+  const pageSize = pageSizeOf(req.query)
+  const filterKey = sha256(JSON.stringify(req.filters, Object.keys(req.filters).sort())).slice(0, 16)
+  let q = base
+  for (const [field, dir] of req.orderBy) q = q.orderBy(field, dir)
+  const lastDir = req.orderBy.at(-1)?.[1] ?? 'asc'
+  q = q.orderBy(FieldPath.documentId(), lastDir)
+  if (req.query.page_token) {
+    const cursor = decodeToken(req.query.page_token)
+    if (cursor.f !== filterKey) throw badRequest('page_token was made for other filters; start again without it')
+    if (cursor.v.length !== req.orderBy.length) throw badRequest('page_token is not valid here')
+    q = q.startAfter(...cursor.v.map(decodeValue), cursor.id)
+  }
+  const snap = await q.limit(pageSize + 1).get()
+  const docs = snap.docs.slice(0, pageSize)
+  const last = docs.at(-1)
+  const nextPageToken =
+    snap.docs.length > pageSize && last
+      ? encodeToken({ v: req.orderBy.map(([field]) => encodeValue(last.get(field))), id: last.id, f: filterKey })
+      : undefined
+  return { items: docs.map(map), nextPageToken }
+}
+
+interface Cursor {
+  v: Encoded[]
+  id: string
+  f: string
+}
+
+function encodeToken(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url')
+}
+
+function decodeToken(token: string): Cursor {
+  try {
+    const c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Cursor
+    if (!Array.isArray(c.v) || typeof c.id !== 'string' || typeof c.f !== 'string') throw new Error('shape')
+    return c
+  } catch {
+    throw badRequest('page_token is not valid')
+  }
+}
+
+/** Sets X-Next-Page-Token and the Link header, and returns the items as the JSON array body. */
+export function pageResponse<T>(c: Context, page: Page<T>, status: 200 = 200) {
+  if (page.nextPageToken) {
+    const url = new URL(c.req.url)
+    url.searchParams.set('page_token', page.nextPageToken)
+    c.header('X-Next-Page-Token', page.nextPageToken)
+    c.header('Link', `<${url.pathname}${url.search}>; rel="next"`)
+  }
+  return c.json(page.items, status)
+}
+
+/**
+ * The same scheme over a list already in memory (a union of several queries, small by nature,
+ * such as the projects a user can see). Items are ordered by `key`, which must be unique.
+ */
+export function paginateArray<T>(items: T[], key: (item: T) => string, req: Omit<PageRequest, 'orderBy'>): Page<T> {
+  const pageSize = pageSizeOf(req.query)
+  const filterKey = sha256(JSON.stringify(req.filters, Object.keys(req.filters).sort())).slice(0, 16)
+  const sorted = [...items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
+  let start = 0
+  if (req.query.page_token) {
+    const cursor = decodeToken(req.query.page_token)
+    if (cursor.f !== filterKey) throw badRequest('page_token was made for other filters; start again without it')
+    start = sorted.findIndex((item) => key(item) > cursor.id)
+    if (start < 0) start = sorted.length
+  }
+  const page = sorted.slice(start, start + pageSize)
+  const last = page.at(-1)
+  const more = start + pageSize < sorted.length
+  return { items: page, nextPageToken: more && last ? encodeToken({ v: [], id: key(last), f: filterKey }) : undefined }
+}

@@ -1,0 +1,109 @@
+/**
+ * The role matrix. Code asks for permissions, never role names; this file is the only place that
+ * knows which role grants what. Project roles form a ladder, each including those below it;
+ * `auditor` and `pipeline` sit beside the ladder. Org owners and admins act as project
+ * owner and admin on every project of their organization.
+ */
+export const PROJECT_LADDER = ['viewer', 'lab', 'analyst', 'reviewer', 'admin', 'owner'] as const
+export const PROJECT_SIDE_ROLES = ['auditor', 'pipeline'] as const
+export const PROJECT_ROLES = [...PROJECT_LADDER, ...PROJECT_SIDE_ROLES] as const
+export type ProjectRole = (typeof PROJECT_ROLES)[number]
+
+export const ORG_ROLES = ['org_member', 'org_admin', 'org_owner'] as const
+export type OrgRole = (typeof ORG_ROLES)[number]
+
+export type Permission =
+  | 'project.read'
+  | 'pipeline.read'
+  | 'run.read'
+  | 'clinical.read'
+  | 'report.read'
+  | 'file.read'
+  | 'clinical.write'
+  | 'labflow.move'
+  | 'file.write'
+  | 'run.submit'
+  | 'run.cancel'
+  | 'report.draft'
+  | 'comment.write'
+  | 'comment.resolve'
+  | 'report.sign'
+  | 'pipeline.create'
+  | 'order.cancel'
+  | 'labflow.define'
+  | 'file.delete'
+  | 'project.manage'
+  | 'members.manage'
+  | 'credentials.manage'
+  | 'credentials.read'
+  | 'project.delete'
+  | 'audit.read'
+  | 'variant.ingest'
+
+export type OrgPermission = 'org.read' | 'org.manage' | 'project.create' | 'service_user.manage' | 'org.delete'
+
+/** The lowest ladder role that holds each permission, or the side roles that hold it. */
+const PROJECT_GRANTS: Record<Permission, { ladder?: (typeof PROJECT_LADDER)[number]; side?: ProjectRole[] }> = {
+  'project.read': { ladder: 'viewer', side: ['auditor', 'pipeline'] },
+  'pipeline.read': { ladder: 'viewer', side: ['pipeline'] },
+  'run.read': { ladder: 'viewer', side: ['pipeline'] },
+  'clinical.read': { ladder: 'viewer', side: ['pipeline'] },
+  'report.read': { ladder: 'viewer' },
+  'file.read': { ladder: 'viewer', side: ['pipeline'] },
+  'clinical.write': { ladder: 'lab' },
+  'labflow.move': { ladder: 'lab' },
+  'file.write': { ladder: 'lab', side: ['pipeline'] },
+  'run.submit': { ladder: 'analyst', side: ['pipeline'] },
+  'run.cancel': { ladder: 'analyst' },
+  'report.draft': { ladder: 'analyst' },
+  'comment.write': { ladder: 'analyst' },
+  'comment.resolve': { ladder: 'reviewer' },
+  'report.sign': { ladder: 'reviewer' },
+  'pipeline.create': { ladder: 'admin' },
+  'order.cancel': { ladder: 'admin' },
+  'labflow.define': { ladder: 'admin' },
+  'file.delete': { ladder: 'admin' },
+  'project.manage': { ladder: 'admin' },
+  'members.manage': { ladder: 'admin' },
+  'credentials.manage': { ladder: 'admin' },
+  'credentials.read': { ladder: 'admin', side: ['pipeline'] },
+  'project.delete': { ladder: 'owner' },
+  'audit.read': { ladder: 'admin', side: ['auditor'] },
+  'variant.ingest': { side: ['pipeline'] },
+}
+
+const ORG_GRANTS: Record<OrgPermission, OrgRole> = {
+  'org.read': 'org_member',
+  'org.manage': 'org_admin',
+  'project.create': 'org_admin',
+  'service_user.manage': 'org_admin',
+  'org.delete': 'org_owner',
+}
+
+const ladderRank = (r: string) => (PROJECT_LADDER as readonly string[]).indexOf(r)
+const orgRank = (r: OrgRole) => ORG_ROLES.indexOf(r)
+
+/** The project roles an org role confers on every project of the organization. */
+export function projectRoleFromOrg(role: OrgRole | undefined): ProjectRole | undefined {
+  if (role === 'org_owner') return 'owner'
+  if (role === 'org_admin') return 'admin'
+  return undefined
+}
+
+export function projectRolesGrant(roles: Iterable<ProjectRole>, permission: Permission): boolean {
+  const grant = PROJECT_GRANTS[permission]
+  for (const role of roles) {
+    if (grant.side?.includes(role)) return true
+    if (grant.ladder && ladderRank(role) >= 0 && ladderRank(role) >= ladderRank(grant.ladder)) return true
+  }
+  return false
+}
+
+export function orgRoleGrants(role: OrgRole | undefined, permission: OrgPermission): boolean {
+  return role !== undefined && orgRank(role) >= orgRank(ORG_GRANTS[permission])
+}
+
+/** For documentation and the README table. */
+export function permissionTable() {
+  return Object.entries(PROJECT_GRANTS).map(([permission, g]) => ({ permission, lowest: g.ladder, also: g.side ?? [] }))
+}

@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto'
+import type { Hono } from 'hono'
+import { adminDeps, createAdminApp, type AdminDeps } from '../../functions/admin/app.js'
+import { grant, seedOrgAndProject, seedToken, seedUser } from '../../functions/admin/seed.js'
+import type { ProjectRecord, UserRecord } from '../../lib/access.js'
+import type { ProjectRole } from '../../lib/roles.js'
+import { testKernel } from './env.js'
+
+export const rand = () => randomBytes(4).toString('hex')
+
+export interface Caller {
+  user: UserRecord
+  token: string
+}
+
+/**
+ * A tenant to test against: an organization whose owner is a platform admin, one project with a
+ * bucket and credentials, and helpers to make callers with given roles.
+ */
+export async function makeWorld(env: Record<string, string | undefined> = {}) {
+  const deps: AdminDeps = adminDeps(testKernel('admin', env))
+  const ownerUser = await seedUser(deps, { email: `owner-${rand()}@example.org`, name: 'Owner', platformAdmin: true })
+  const { org, project } = await seedOrgAndProject(deps, {
+    owner: ownerUser,
+    orgName: 'Test Lab',
+    orgSlug: `lab-${rand()}`,
+    projectName: 'Germline',
+    projectSlug: 'germline',
+    bucketName: `bucket-${rand()}`,
+    serviceAccountEmail: 'runner@test-project.iam.gserviceaccount.com',
+  })
+  const owner: Caller = { user: ownerUser, token: await seedToken(deps, ownerUser, 'owner token') }
+
+  async function caller(roles: ProjectRole[], onProject: ProjectRecord = project): Promise<Caller> {
+    const user = await seedUser(deps, { email: `${roles.join('-') || 'nobody'}-${rand()}@example.org` })
+    if (roles.length) await grant(deps, onProject, user, roles)
+    return { user, token: await seedToken(deps, user, 'test') }
+  }
+
+  async function otherProject() {
+    const other = await seedOrgAndProject(deps, {
+      owner: ownerUser,
+      orgName: 'Other Lab',
+      orgSlug: `other-${rand()}`,
+      projectName: 'Other',
+      projectSlug: 'other',
+      bucketName: `other-${rand()}`,
+      serviceAccountEmail: 'runner@other.iam.gserviceaccount.com',
+    })
+    return other
+  }
+
+  return { deps, org, project, owner, caller, otherProject }
+}
+
+/** Sends a request to an app the way a client would, returning status, headers and the parsed body. */
+export async function call(
+  app: Hono<any>,
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; project?: string; headers?: Record<string, string> } = {},
+) {
+  const headers: Record<string, string> = { ...opts.headers }
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`
+  if (opts.project) headers['x-project-id'] = opts.project
+  if (opts.body !== undefined) headers['content-type'] = 'application/json'
+  const res = await app.request(path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) })
+  const text = await res.text()
+  let body: any = text
+  try {
+    body = text ? JSON.parse(text) : undefined
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, headers: res.headers, body }
+}
+
+export { createAdminApp }
