@@ -2,12 +2,14 @@ import { getRequestListener } from '@hono/node-server'
 import { http } from '@google-cloud/functions-framework'
 import { loadConfig } from '../lib/config.js'
 import { createKernel } from '../lib/kernel.js'
-import { adminDeps, createAdminApp } from './admin/app.js'
+import { SERVICES } from './services.js'
 
 /**
  * Cloud Functions entry points, one HTTP function per service (deploy with --entry-point=<name>).
- * Each builds its app once per instance; the app knows nothing of how it is hosted.
+ * Only the service being served is built, once per instance.
  */
-const config = loadConfig()
-
-http('admin', getRequestListener(createAdminApp(adminDeps(createKernel(config, 'admin'))).fetch))
+const target = process.env.FUNCTION_TARGET
+for (const [name, service] of Object.entries(SERVICES)) {
+  if (target && target !== name) continue
+  http(name, getRequestListener(service.create(createKernel(loadConfig(), name)).fetch))
+}
