@@ -24,6 +24,8 @@ export const COLLECTIONS = [
   'personal_tokens',
   'service_keys',
   'service_tokens',
+  /** jti of each JWT assertion exchanged at /oauth/token, kept until its exp so a replay is refused. */
+  'used_assertions',
   'sessions',
   'login_states',
   'audit_events',

@@ -1,4 +1,4 @@
-import { Timestamp } from '@google-cloud/firestore'
+import { Timestamp, type DocumentReference, type Transaction } from '@google-cloud/firestore'
 import type { Db } from './db.js'
 import { newId, newSecret, sha256, TOKEN_PREFIX } from './ids.js'
 
@@ -44,7 +44,7 @@ const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000
 export class TokenStore {
   constructor(private readonly db: Db) {}
 
-  async createPersonal(input: { userId: string; name: string; expiresAt: Date; now: Date }) {
+  private mintPersonal(input: { userId: string; name: string; expiresAt: Date; now: Date }) {
     const value = newSecret(TOKEN_PREFIX.personal)
     const record: PersonalTokenRecord = {
       id: newId(),
@@ -54,8 +54,28 @@ export class TokenStore {
       created: Timestamp.fromDate(input.now),
       expires_at: Timestamp.fromDate(input.expiresAt),
     }
-    await this.db.col('personal_tokens').doc(sha256(value)).create(record)
+    return { value, record, ref: this.db.col('personal_tokens').doc(sha256(value)) }
+  }
+
+  async createPersonal(input: { userId: string; name: string; expiresAt: Date; now: Date }) {
+    const { value, record, ref } = this.mintPersonal(input)
+    await ref.create(record)
     return { value, record }
+  }
+
+  /** As createPersonal, written in the caller's transaction (after its reads) so the token commits with its audit event. */
+  createPersonalIn(tx: Transaction, input: { userId: string; name: string; expiresAt: Date; now: Date }) {
+    const { value, record, ref } = this.mintPersonal(input)
+    tx.create(ref, record)
+    return { value, record }
+  }
+
+  /** Reads the user's token with this id in `tx` (a read: call it before the transaction's writes). */
+  async getPersonalIn(tx: Transaction, userId: string, id: string): Promise<{ ref: DocumentReference; record: PersonalTokenRecord } | undefined> {
+    const q = await tx.get(this.db.col('personal_tokens').where('id', '==', id).limit(1))
+    const doc = q.docs[0]
+    if (!doc || doc.get('user_id') !== userId) return undefined
+    return { ref: doc.ref, record: doc.data() as PersonalTokenRecord }
   }
 
   async verifyPersonal(value: string, now: Date): Promise<Lookup<PersonalTokenRecord>> {
@@ -91,7 +111,7 @@ export class TokenStore {
     return { ...record, revoked_at }
   }
 
-  async issueServiceToken(input: { userId: string; keyId: string; ttlSeconds: number; now: Date }) {
+  private mintServiceToken(input: { userId: string; keyId: string; ttlSeconds: number; now: Date }) {
     const value = newSecret(TOKEN_PREFIX.service)
     const expires = new Date(input.now.getTime() + input.ttlSeconds * 1000)
     const record: ServiceTokenRecord = {
@@ -100,7 +120,19 @@ export class TokenStore {
       created: Timestamp.fromDate(input.now),
       expires_at: Timestamp.fromDate(expires),
     }
-    await this.db.col('service_tokens').doc(sha256(value)).create(record)
+    return { value, record, ref: this.db.col('service_tokens').doc(sha256(value)) }
+  }
+
+  async issueServiceToken(input: { userId: string; keyId: string; ttlSeconds: number; now: Date }) {
+    const { value, record, ref } = this.mintServiceToken(input)
+    await ref.create(record)
+    return { value, record }
+  }
+
+  /** As issueServiceToken, written in the caller's transaction (after its reads), with its audit event. */
+  issueServiceTokenIn(tx: Transaction, input: { userId: string; keyId: string; ttlSeconds: number; now: Date }) {
+    const { value, record, ref } = this.mintServiceToken(input)
+    tx.create(ref, record)
     return { value, record }
   }
 
