@@ -1,0 +1,169 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync, readFileSync } from 'node:fs'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+
+/**
+ * The local suite's data folder:
+ *   suite.json     what a client needs (addresses, project, token), rewritten on every start
+ *   state.json     values generated once and kept across restarts (secrets, the seeded token)
+ *   suite.pid      the running suite's pid, while one runs
+ *   firestore/     the Firestore emulator's export, imported on the next start
+ *   pubsub/        the Pub/Sub emulator's data
+ *   work/          the local Batch executor's working folders
+ *   buckets/       one folder per project bucket (local object storage)
+ *   logs/          the emulators' output
+ */
+export function layout(dataDir: string) {
+  return {
+    suiteFile: join(dataDir, 'suite.json'),
+    stateFile: join(dataDir, 'state.json'),
+    pidFile: join(dataDir, 'suite.pid'),
+    firestoreExport: join(dataDir, 'firestore'),
+    pubsub: join(dataDir, 'pubsub'),
+    work: join(dataDir, 'work'),
+    buckets: join(dataDir, 'buckets'),
+    logs: join(dataDir, 'logs'),
+  }
+}
+export type Layout = ReturnType<typeof layout>
+
+/** Machine-readable description of a running suite, written to <data-dir>/suite.json. */
+export interface SuiteFile {
+  /** Base address of every HTTP service, by registry name (e.g. admin). */
+  services: Record<string, string>
+  /** Local address of each orchestrator function (runRequested, jobStateChanged, reconcile), when hosted. */
+  functions: Record<string, string>
+  oidc_issuer: string | null
+  oidc_client_id: string | null
+  project_id: string
+  org_id: string
+  bucket_name: string
+  token: string
+  user: { email: string; password: string }
+  firestore_emulator_host: string
+  pubsub_emulator_host: string
+  gcp_project: string
+  data_dir: string
+  started_at: string
+  pid: number
+}
+
+export interface SuiteState {
+  /** Signs the local storage adapter's URLs; kept so that URLs handed out survive a restart. */
+  signing_secret: string
+  oidc_client_secret: string
+  admin_password: string
+  token?: string
+}
+
+/** Removes what a previous start left, but only the entries the suite itself writes: --data-dir may point anywhere. */
+export async function cleanDataDir(l: Layout) {
+  for (const path of [l.suiteFile, l.stateFile, l.firestoreExport, l.pubsub, l.work, l.buckets, l.logs]) {
+    await rm(path, { recursive: true, force: true })
+  }
+}
+
+export async function loadState(l: Layout): Promise<{ state: SuiteState; created: boolean }> {
+  if (existsSync(l.stateFile)) {
+    const stored = JSON.parse(await readFile(l.stateFile, 'utf8')) as Partial<SuiteState>
+    if (stored.signing_secret && stored.oidc_client_secret && stored.admin_password) return { state: stored as SuiteState, created: false }
+  }
+  const state: SuiteState = {
+    signing_secret: randomBytes(32).toString('base64url'),
+    oidc_client_secret: randomBytes(24).toString('base64url'),
+    // Readable enough to type into a login form, random enough for a machine others may reach.
+    admin_password: `local-${randomBytes(9).toString('base64url')}`,
+  }
+  await saveState(l, state)
+  return { state, created: true }
+}
+
+export async function saveState(l: Layout, state: SuiteState) {
+  await writeFile(l.stateFile, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 })
+}
+
+export async function writeSuiteFile(l: Layout, suite: SuiteFile) {
+  const tmp = `${l.suiteFile}.tmp`
+  await writeFile(tmp, JSON.stringify(suite, null, 2) + '\n', { mode: 0o600 })
+  // Readers poll for this file: a rename makes it appear whole.
+  await rename(tmp, l.suiteFile)
+}
+
+export function readSuiteFile(l: Layout): SuiteFile | undefined {
+  try {
+    return JSON.parse(readFileSync(l.suiteFile, 'utf8')) as SuiteFile
+  } catch {
+    return undefined
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+export class AlreadyRunningError extends Error {
+  override name = 'AlreadyRunningError'
+}
+
+/**
+ * Claims the data folder for this process. The pid file is created exclusively, so two starts
+ * racing each other cannot both win; a pid file or suite.json left by a process that is gone is stale.
+ */
+export async function acquireLock(l: Layout, dataDir: string): Promise<() => Promise<void>> {
+  const refuse = (pid: number, since?: string) => {
+    throw new AlreadyRunningError(
+      `the local suite is already running on ${dataDir} (pid ${pid}${since ? `, started ${since}` : ''}); ` +
+        `stop it with Ctrl-C in its terminal or \`kill -INT ${pid}\`, or start another one with a different --data-dir and --base-port`,
+    )
+  }
+  const suite = readSuiteFile(l)
+  if (suite && suite.pid !== process.pid && alive(suite.pid)) refuse(suite.pid, suite.started_at)
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(l.pidFile, String(process.pid), { flag: 'wx' })
+      return async () => {
+        await rm(l.pidFile, { force: true })
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      const pid = Number(readFileSync(l.pidFile, 'utf8').trim())
+      if (Number.isInteger(pid) && pid > 0 && alive(pid)) refuse(pid)
+      await rm(l.pidFile, { force: true })
+    }
+  }
+  throw new AlreadyRunningError(`another local suite claimed ${dataDir} while this one was starting`)
+}
+
+/** Where the Firestore emulator finds the last export, for --import-data; undefined on a first start. */
+export function firestoreImportPath(l: Layout): string | undefined {
+  const metadata = join(l.firestoreExport, 'firestore_export', 'firestore_export.overall_export_metadata')
+  return existsSync(metadata) ? metadata : undefined
+}
+
+/**
+ * Exports the emulator's data for `gcpProject` through its HTTP endpoint. The emulator's own
+ * --export-on-exit does not export when the JVM gets SIGTERM, so the suite exports itself. The new
+ * export is written beside the old one and swapped in, so a failed export never loses the last good one.
+ */
+export async function exportFirestore(l: Layout, firestoreHost: string, gcpProject: string) {
+  const next = `${l.firestoreExport}.next`
+  const old = `${l.firestoreExport}.old`
+  await rm(next, { recursive: true, force: true })
+  await mkdir(next, { recursive: true })
+  const res = await fetch(`http://${firestoreHost}/emulator/v1/projects/${gcpProject}:export`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ database: `projects/${gcpProject}/databases/(default)`, export_directory: next, export_name: 'firestore_export' }),
+  })
+  if (!res.ok) throw new Error(`the Firestore emulator refused the export (${res.status}): ${await res.text()}`)
+  await rm(old, { recursive: true, force: true })
+  if (existsSync(l.firestoreExport)) await rename(l.firestoreExport, old)
+  await rename(next, l.firestoreExport)
+  await rm(old, { recursive: true, force: true })
+}

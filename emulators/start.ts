@@ -1,0 +1,124 @@
+import { relative, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { AlreadyRunningError, layout, type SuiteFile } from './data-dir.js'
+import { DEFAULT_BASE_PORT, MAX_BASE_PORT } from './ports.js'
+import { MissingToolError } from './processes.js'
+import { PortInUseError, startSuite } from './suite.js'
+
+/**
+ * `npm start`: the whole platform on this machine. Ctrl-C (or SIGTERM) stops everything it
+ * started and keeps the data for the next start; --clean starts from nothing.
+ */
+
+const USAGE = `usage: npm start -- [--clean] [--data-dir <dir>] [--base-port <n>] [--quiet]
+
+  --clean            start with empty data (removes the previous run's records, files and token)
+  --data-dir <dir>   where the suite keeps its data and writes suite.json (default: .local/ in the repository)
+  --base-port <n>    first port of the suite (default ${DEFAULT_BASE_PORT}): OIDC provider on n, services on n+1..n+19,
+                     orchestrator functions on n+20.., Firestore emulator on n+80, Pub/Sub emulator on n+85
+  --quiet            no progress lines and only warnings from the services; the summary is still printed`
+
+const repoRoot = resolve(import.meta.dirname, '..')
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`${message}\n`)
+  process.exit(code)
+}
+
+function parseFlags() {
+  let values
+  try {
+    ;({ values } = parseArgs({
+      options: {
+        clean: { type: 'boolean', default: false },
+        'data-dir': { type: 'string' },
+        'base-port': { type: 'string' },
+        quiet: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }))
+  } catch (err) {
+    fail(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`, 2)
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`)
+    process.exit(0)
+  }
+  const rawBase = values['base-port'] ?? String(DEFAULT_BASE_PORT)
+  const basePort = Number(rawBase)
+  if (!/^\d+$/.test(rawBase) || basePort < 1024 || basePort > MAX_BASE_PORT) {
+    fail(`--base-port must be a whole number from 1024 to ${MAX_BASE_PORT}, got ${JSON.stringify(rawBase)}`, 2)
+  }
+  return {
+    clean: values.clean,
+    quiet: values.quiet,
+    basePort,
+    dataDir: resolve(values['data-dir'] ?? resolve(repoRoot, '.local')),
+  }
+}
+
+function summary(suite: SuiteFile, passwordCreated: boolean): string {
+  const pad = (s: string) => s.padEnd(20)
+  const lines = [
+    '',
+    `The local suite is running (pid ${suite.pid}).`,
+    '',
+    ...Object.entries(suite.services).map(([name, url]) => `  ${pad(name)}${url}   (docs ${url}/docs)`),
+    ...Object.entries(suite.functions).map(([name, url]) => `  ${pad(`fn ${name}`)}${url}`),
+    `  ${pad('OIDC issuer')}${suite.oidc_issuer ?? 'not started'}`,
+    `  ${pad('Firestore emulator')}${suite.firestore_emulator_host}`,
+    `  ${pad('Pub/Sub emulator')}${suite.pubsub_emulator_host}`,
+    '',
+    `  ${pad('project')}Demo  ${suite.project_id}  (bucket ${suite.bucket_name})`,
+    `  ${pad('organization')}Demo Lab  ${suite.org_id}`,
+    `  ${pad('user')}${suite.user.email}`,
+    `  ${pad('password')}${passwordCreated ? suite.user.password : '(unchanged; see suite.json)'}`,
+    `  ${pad('token')}${suite.token}`,
+    '',
+    `  ${pad('suite file')}${relative(process.cwd(), layout(suite.data_dir).suiteFile) || layout(suite.data_dir).suiteFile}`,
+    `  ${pad('data')}${suite.data_dir}`,
+    '',
+    'Try:  curl -H "Authorization: Bearer $TOKEN" ' + `${suite.services.admin ?? ''}/api/v1/projects`,
+    'Press Ctrl-C to stop; the data is kept for the next start (npm start -- --clean to start over).',
+    '',
+  ]
+  return lines.join('\n')
+}
+
+async function main() {
+  const flags = parseFlags()
+  const say = flags.quiet ? undefined : (line: string) => process.stderr.write(`[local suite] ${line}\n`)
+  let running: Awaited<ReturnType<typeof startSuite>> | undefined
+  let signalled: NodeJS.Signals | undefined
+
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) return
+    signalled = signal
+    process.stderr.write(`\n[local suite] ${signal}: stopping\n`)
+    // A signal during startup is handled when startSuite settles: it stops what it started.
+    if (!running) return
+    running.stop().then(
+      () => process.exit(0),
+      (err) => fail(`stopping failed: ${err instanceof Error ? err.message : String(err)}`),
+    )
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+
+  try {
+    running = await startSuite({ ...flags, say })
+  } catch (err) {
+    if (err instanceof MissingToolError) fail(`cannot start the local suite: ${err.message}`)
+    if (err instanceof AlreadyRunningError || err instanceof PortInUseError) fail(`cannot start the local suite: ${err.message}`)
+    throw err
+  }
+  if (signalled) {
+    await running.stop()
+    process.exit(0)
+  }
+  process.stdout.write(summary(running.suite, running.passwordCreated) + '\n')
+}
+
+main().catch((err) => fail(`the local suite failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`))

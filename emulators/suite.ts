@@ -1,0 +1,265 @@
+import { createWriteStream, type WriteStream } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import type { Server } from 'node:http'
+import { createServer } from 'node:net'
+import { resolve } from 'node:path'
+import { createAdaptorServer } from '@hono/node-server'
+import { PubSub } from '@google-cloud/pubsub'
+import { SERVICES } from '../functions/services.js'
+import { loadConfig, type Config } from '../lib/config.js'
+import type { KernelDeps } from '../lib/http.js'
+import { createKernel } from '../lib/kernel.js'
+import {
+  acquireLock,
+  cleanDataDir,
+  exportFirestore,
+  firestoreImportPath,
+  layout,
+  loadState,
+  saveState,
+  writeSuiteFile,
+  type SuiteFile,
+} from './data-dir.js'
+import { emulatorCommand, startFirestoreEmulator, startPubsubEmulator, type RunningProcess } from './processes.js'
+import { allPorts, suitePorts } from './ports.js'
+import { runSeeders, SEED, seedBase } from './seed.js'
+
+export const LOCAL_GCP_PROJECT = 'platform-local'
+/** How often the suite exports Firestore while running, so that a crash loses little. */
+const EXPORT_EVERY_MS = 60_000
+
+export interface SuiteOptions {
+  dataDir: string
+  basePort: number
+  clean: boolean
+  quiet: boolean
+  /** Progress lines for a human; the services' own logs go to stdout as JSON lines. */
+  say?: (line: string) => void
+}
+
+export interface RunningSuite {
+  suite: SuiteFile
+  /** True when this start generated the admin password (first start or after --clean). */
+  passwordCreated: boolean
+  stop(): Promise<void>
+}
+
+export class PortInUseError extends Error {
+  override name = 'PortInUseError'
+}
+
+async function ensurePortFree(port: number) {
+  await new Promise<void>((resolvePort, reject) => {
+    const srv = createServer()
+    srv.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new PortInUseError(`port ${port} on 127.0.0.1 is in use; stop what uses it or choose another --base-port`)
+          : err,
+      ),
+    )
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolvePort()))
+  })
+}
+
+async function listen(server: Server, port: number, what: string) {
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new PortInUseError(`port ${port} for ${what} is in use; choose another --base-port`) : err),
+    )
+    server.listen(port, '127.0.0.1', () => resolveListen())
+  })
+}
+
+async function closeServer(server: Server) {
+  await new Promise<void>((resolveClose) => {
+    server.close(() => resolveClose())
+    // Keep-alive connections from clients would otherwise hold close() open.
+    server.closeAllConnections()
+  })
+}
+
+export function suiteEnv(opts: {
+  dataDir: string
+  firestoreHost: string
+  pubsubHost: string
+  signingSecret: string
+  services: Record<string, string>
+  oidc?: { issuer: string; clientId: string; clientSecret: string; audience: string }
+  quiet: boolean
+}): Record<string, string | undefined> {
+  const l = layout(opts.dataDir)
+  return {
+    GOOGLE_CLOUD_PROJECT: LOCAL_GCP_PROJECT,
+    FIRESTORE_EMULATOR_HOST: opts.firestoreHost,
+    PUBSUB_EMULATOR_HOST: opts.pubsubHost,
+    OIDC_ISSUER: opts.oidc?.issuer,
+    OIDC_CLIENT_ID: opts.oidc?.clientId,
+    OIDC_CLIENT_SECRET: opts.oidc?.clientSecret,
+    OIDC_AUDIENCE: opts.oidc?.audience,
+    OIDC_ALLOW_HTTP: 'true',
+    ADMIN_PUBLIC_URL: opts.services.admin,
+    BATCH_BACKEND: 'local',
+    LOCAL_WORK_ROOT: l.work,
+    STORAGE_BACKEND: 'local',
+    LOCAL_STORAGE_ROOT: l.buckets,
+    LOCAL_SIGNING_SECRET: opts.signingSecret,
+    FILES_PUBLIC_URL: opts.services.files,
+    LOG_LEVEL: opts.quiet ? 'warn' : 'info',
+  }
+}
+
+/**
+ * Brings up the whole platform on 127.0.0.1: both emulators, every service of the registry, and
+ * the seed data. `stop()` undoes it in reverse order (servers, then the emulators after a
+ * Firestore export), and is safe to call more than once.
+ */
+export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
+  const say = opts.say ?? (() => undefined)
+  const dataDir = resolve(opts.dataDir)
+  const l = layout(dataDir)
+
+  // Before touching anything: a missing tool or a running suite must not cost the user their data.
+  emulatorCommand('firestore')
+  emulatorCommand('pubsub')
+  await mkdir(dataDir, { recursive: true })
+  const releaseLock = await acquireLock(l, dataDir)
+
+  const cleanups: Array<() => Promise<void>> = [releaseLock]
+  const logs: WriteStream[] = []
+  let stopping: Promise<void> | undefined
+  const stop = () => {
+    stopping ??= (async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) {
+        try {
+          await cleanup()
+        } catch (err) {
+          say(`while stopping: ${err instanceof Error ? err.message : String(err)}`)
+        }
+      }
+      await Promise.all(logs.map((s) => new Promise((r) => s.end(r))))
+    })()
+    return stopping
+  }
+
+  try {
+    if (opts.clean) {
+      say(`starting clean: removing the previous data in ${dataDir}`)
+      await cleanDataDir(l)
+    }
+    for (const dir of [l.work, l.buckets, l.logs, l.pubsub]) await mkdir(dir, { recursive: true })
+    const { state, created: passwordCreated } = await loadState(l)
+
+    const ports = suitePorts(opts.basePort, SERVICES, [])
+    for (const port of allPorts(ports)) await ensurePortFree(port)
+
+    const logTo = (name: string) => {
+      const stream = createWriteStream(`${l.logs}/${name}.log`, { flags: 'a' })
+      logs.push(stream)
+      return (line: string) => stream.write(line + '\n')
+    }
+    const importData = firestoreImportPath(l)
+    say(importData ? 'starting the emulators (Firestore with the data of the last run)' : 'starting the emulators')
+    const emulators = await Promise.allSettled([
+      startFirestoreEmulator({ port: ports.firestore, importData, onLine: logTo('firestore') }),
+      startPubsubEmulator({ port: ports.pubsub, dataDir: l.pubsub, onLine: logTo('pubsub') }),
+    ])
+    for (const e of emulators) if (e.status === 'fulfilled') cleanups.push(() => e.value.stop())
+    const failed = emulators.find((e): e is PromiseRejectedResult => e.status === 'rejected')
+    if (failed) throw failed.reason
+    const [firestore, pubsub] = emulators.map((e) => (e as PromiseFulfilledResult<RunningProcess>).value) as [RunningProcess, RunningProcess]
+
+    // Serialized, because the periodic export and the final one must not swap folders at the same time.
+    let exporting = Promise.resolve()
+    const exportNow = () => {
+      exporting = exporting.then(() => exportFirestore(l, firestore.host, LOCAL_GCP_PROJECT))
+      return exporting
+    }
+    // Registered after the emulators, so it runs before they stop.
+    cleanups.push(async () => {
+      say('exporting Firestore data')
+      await exportNow()
+    })
+
+    const serviceUrls = Object.fromEntries(Object.entries(ports.services).map(([name, port]) => [name, `http://127.0.0.1:${port}`]))
+    const config: Config = loadConfig(
+      suiteEnv({
+        dataDir,
+        firestoreHost: firestore.host,
+        pubsubHost: pubsub.host,
+        signingSecret: state.signing_secret,
+        services: serviceUrls,
+        quiet: opts.quiet,
+      }),
+    )
+
+    const kernels: KernelDeps[] = []
+    const kernelFor = (name: string) => {
+      const kernel = createKernel(config, name)
+      kernels.push(kernel)
+      return kernel
+    }
+    cleanups.push(async () => {
+      await Promise.all(kernels.map((k) => k.db.firestore.terminate()))
+    })
+
+    say('seeding')
+    const seedKernel = kernelFor('seed')
+    const base = await seedBase(seedKernel, state.token)
+    if (base.tokenCreated) await saveState(l, { ...state, token: base.token })
+    await runSeeders({ config, kernel: seedKernel, user: base.user, org: base.org, project: base.project, dataDir, services: serviceUrls })
+
+    const queueClient = new PubSub({ projectId: LOCAL_GCP_PROJECT, apiEndpoint: pubsub.host, emulatorMode: true })
+    cleanups.push(() => queueClient.close())
+    await ensureTopics(queueClient, [config.topics.runRequested, config.topics.jobStatus])
+
+    for (const [name, def] of Object.entries(SERVICES)) {
+      const port = ports.services[name]!
+      const server = createAdaptorServer({ fetch: def.create(kernelFor(name)).fetch, hostname: '127.0.0.1' }) as Server
+      await listen(server, port, `the ${name} service`)
+      cleanups.push(() => closeServer(server))
+    }
+
+    await exportNow()
+    const exportTimer = setInterval(() => {
+      exportNow().catch((err) => say(`periodic Firestore export failed: ${err instanceof Error ? err.message : String(err)}`))
+    }, EXPORT_EVERY_MS)
+    exportTimer.unref()
+    cleanups.push(async () => clearInterval(exportTimer))
+
+    const suite: SuiteFile = {
+      services: serviceUrls,
+      functions: {},
+      oidc_issuer: null,
+      oidc_client_id: null,
+      project_id: base.project.id,
+      org_id: base.org.id,
+      bucket_name: base.project.bucket_name,
+      token: base.token,
+      user: { email: SEED.user.email, password: state.admin_password },
+      firestore_emulator_host: firestore.host,
+      pubsub_emulator_host: pubsub.host,
+      gcp_project: LOCAL_GCP_PROJECT,
+      data_dir: dataDir,
+      started_at: new Date().toISOString(),
+      pid: process.pid,
+    }
+    await writeSuiteFile(l, suite)
+    return { suite, passwordCreated, stop }
+  } catch (err) {
+    await stop()
+    throw err
+  }
+}
+
+const ALREADY_EXISTS = 6
+
+async function ensureTopics(pubsub: PubSub, names: string[]) {
+  for (const name of names) {
+    try {
+      await pubsub.createTopic(name)
+    } catch (err) {
+      if ((err as { code?: number }).code !== ALREADY_EXISTS) throw err
+    }
+  }
+}
