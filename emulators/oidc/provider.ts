@@ -1,0 +1,144 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { exportJWK, generateKeyPair } from 'jose'
+import Provider, { errors, type Configuration, type ResourceServer } from 'oidc-provider'
+import { AccountStore, type LocalUser } from './accounts.js'
+import { handleInteraction } from './interactions.js'
+import { PASSWORD_GRANT, registerPasswordGrant } from './password-grant.js'
+
+export interface OidcClientSeed {
+  client_id: string
+  client_secret: string
+  redirect_uris: string[]
+}
+
+export interface OidcProviderOptions {
+  /** 0 or absent: a free port. */
+  port?: number
+  host?: string
+  users: LocalUser[]
+  clients: OidcClientSeed[]
+  /** The resource indicator of the platform's API: the `aud` of every access token. An absolute URI. */
+  audience: string
+}
+
+export interface RunningOidcProvider {
+  issuer: string
+  stop(): Promise<void>
+}
+
+const ACCESS_TOKEN_TTL = 3600
+
+/**
+ * The local suite's identity provider: a real OpenID Connect provider (oidc-provider) in this
+ * process, with the authorization code flow (PKCE S256 required, state, nonce), a login form
+ * backed by in-memory users, JWT (RS256) access tokens for the platform's API, refresh tokens,
+ * and a password grant for the CLI. It stands in for the cloud's identity provider, so the
+ * platform talks to it exactly as it would to that one: discovery, JWKS, token endpoint.
+ */
+export async function startOidcProvider(opts: OidcProviderOptions): Promise<RunningOidcProvider> {
+  if (!URL.canParse(opts.audience)) throw new Error(`audience must be an absolute URI, got '${opts.audience}'`)
+  const accounts = new AccountStore()
+  for (const user of opts.users) await accounts.add(user)
+
+  // The issuer contains the port, which is only known once listening; requests arriving before
+  // the provider exists are answered 503.
+  let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined
+  const server = createServer((req, res) => {
+    if (!handler) {
+      res.writeHead(503).end()
+      return
+    }
+    handler(req, res)
+  })
+  const host = opts.host ?? '127.0.0.1'
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(opts.port ?? 0, host, () => resolve())
+  })
+  const { port } = server.address() as AddressInfo
+  const issuer = `http://${host}:${port}`
+
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true })
+  const signingKey = { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' }
+
+  const resourceServer: ResourceServer = {
+    // The platform authorizes by its own roles, not by scopes; this one scope only marks API access.
+    scope: 'api',
+    audience: opts.audience,
+    accessTokenTTL: ACCESS_TOKEN_TTL,
+    accessTokenFormat: 'jwt',
+    jwt: { sign: { alg: 'RS256' } },
+  }
+
+  const configuration: Configuration = {
+    clients: opts.clients.map((c) => ({
+      client_id: c.client_id,
+      client_secret: c.client_secret,
+      redirect_uris: c.redirect_uris,
+      response_types: ['code'],
+      grant_types: ['authorization_code', 'refresh_token', PASSWORD_GRANT],
+      token_endpoint_auth_method: 'client_secret_basic',
+    })),
+    jwks: { keys: [signingKey] as Configuration['jwks'] extends { keys: infer K } | undefined ? K : never },
+    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    findAccount: (_ctx, sub) => accounts.find(sub),
+    scopes: ['openid', 'email', 'profile', 'offline_access'],
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    // The ID token carries the identity claims even in the code flow, so the platform needs no userinfo call.
+    conformIdTokenClaims: false,
+    pkce: { required: () => true },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    features: {
+      devInteractions: { enabled: false },
+      revocation: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => opts.audience,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, indicator) => {
+          if (indicator !== opts.audience) throw new errors.InvalidTarget(`unknown resource ${indicator}`)
+          return resourceServer
+        },
+      },
+    },
+    // The platform links a first-time caller to an invited account by e-mail, so access tokens carry it.
+    extraTokenClaims: (_ctx, token) => (token.kind === 'AccessToken' ? accounts.identityClaims(token.accountId) : undefined),
+    clientBasedCORS: () => false,
+    ttl: {
+      AccessToken: ACCESS_TOKEN_TTL,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      Interaction: 600,
+      Grant: 14 * 24 * 3600,
+      RefreshToken: 14 * 24 * 3600,
+      Session: 8 * 3600,
+    },
+  }
+
+  const provider = new Provider(issuer, configuration)
+  registerPasswordGrant(provider, accounts, opts.audience, resourceServer)
+  const callback = provider.callback()
+  handler = (req, res) => {
+    handleInteraction(provider, accounts, req, res)
+      .then((handled) => {
+        if (!handled) callback(req, res)
+      })
+      .catch((error: unknown) => {
+        // An expired or unknown interaction is the user's browser being stale, not a crash.
+        const status = error instanceof errors.SessionNotFound ? 400 : 500
+        if (!res.headersSent) res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' })
+        res.end(status === 400 ? 'this sign-in has expired: start again from the application' : 'internal error')
+      })
+  }
+
+  return {
+    issuer,
+    stop: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()))
+        server.closeAllConnections()
+      }),
+  }
+}

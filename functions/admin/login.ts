@@ -1,0 +1,251 @@
+import { Timestamp } from '@google-cloud/firestore'
+import * as oidc from 'openid-client'
+import type { UserRecord } from '../../lib/access.js'
+import type { AuditContext } from '../../lib/audit.js'
+import { ApiError, badRequest } from '../../lib/errors.js'
+import { API_PREFIX, type KernelDeps } from '../../lib/http.js'
+
+/** What the platform asks the identity provider for; API access (the token audience) is the provider's default resource. */
+const BROWSER_SCOPE = 'openid email profile'
+const CLI_SCOPE = 'openid email profile offline_access'
+const LOGIN_STATE_TTL_MS = 10 * 60 * 1000
+export const DEFAULT_RETURN_TO = `${API_PREFIX}/users/me`
+
+/** A login in flight, kept server-side: the browser carries only the state. */
+interface LoginStateRecord {
+  code_verifier: string
+  nonce: string
+  return_to: string
+  created: Timestamp
+  expires_at: Timestamp
+}
+
+export interface TokenSet {
+  access_token: string
+  refresh_token?: string
+  expires_in: number
+  token_type: 'Bearer'
+}
+
+/** Why a login did not go through, for the login.failed audit event and the 401. */
+export class LoginRejected extends Error {
+  constructor(
+    readonly reason: string,
+    readonly email?: string,
+  ) {
+    super(reason)
+  }
+}
+
+/**
+ * `return_to` is a path on the admin service (relative to its public base address), never
+ * another origin: anything else would make the login an open redirect.
+ */
+export function safeReturnTo(value: string | undefined): string {
+  if (value === undefined || value === '') return DEFAULT_RETURN_TO
+  const sameOriginPath = /^\/(?![/\\])[^\s\\]*$/.test(value) && value.length <= 2048
+  if (!sameOriginPath) throw badRequest('return_to: must be a path on this service, starting with a single /')
+  return value
+}
+
+/** Roles at login, by scope (`org:<id>`, `project:<id>`), as the session snapshot; requests recompute them. */
+export async function effectiveRoles(deps: KernelDeps, userId: string): Promise<Record<string, string[]>> {
+  const { orgRoles, projectRoles } = await deps.access.rolesOf(userId)
+  return {
+    ...Object.fromEntries([...orgRoles].map(([id, role]) => [`org:${id}`, [role]])),
+    ...Object.fromEntries([...projectRoles].map(([id, roles]) => [`project:${id}`, roles])),
+  }
+}
+
+const PROVIDER_UNAVAILABLE = 'identity provider unavailable'
+
+/**
+ * The admin service's side of OpenID Connect: the browser's authorization code flow (PKCE, state,
+ * nonce; the login state in Firestore, single use) and the CLI's e-mail and password login,
+ * both through the configured identity provider. The provider's metadata is discovered once,
+ * on first use, and kept; a failed discovery is retried on the next login.
+ */
+export class OidcLogin {
+  private discovered?: Promise<oidc.Configuration>
+
+  constructor(private readonly deps: KernelDeps) {}
+
+  private settings() {
+    const { oidc: settings, adminPublicUrl } = this.deps.config
+    if (!settings || !adminPublicUrl) {
+      throw new ApiError(404, 'login is not configured on this service (OIDC_ISSUER, OIDC_CLIENT_ID and ADMIN_PUBLIC_URL)')
+    }
+    return { ...settings, publicUrl: adminPublicUrl.replace(/\/+$/, '') }
+  }
+
+  get redirectUri(): string {
+    return `${this.settings().publicUrl}${API_PREFIX}/auth/callback`
+  }
+
+  get secureCookies(): boolean {
+    return this.settings().publicUrl.startsWith('https:')
+  }
+
+  /** Where to send the browser after login: return_to resolved against the service's public address. */
+  returnUrl(returnTo: string): string {
+    return this.settings().publicUrl + returnTo
+  }
+
+  private configuration(): Promise<oidc.Configuration> {
+    const s = this.settings()
+    this.discovered ??= oidc
+      .discovery(new URL(s.issuer), s.clientId, undefined, s.clientSecret ? oidc.ClientSecretBasic(s.clientSecret) : oidc.None(), {
+        timeout: 10,
+        // ID tokens are checked against the provider's keys too, not only their claims.
+        execute: [oidc.enableNonRepudiationChecks, ...(s.allowHttp ? [oidc.allowInsecureRequests] : [])],
+      })
+      .catch((error: unknown) => {
+        this.discovered = undefined
+        this.deps.log.error('OIDC discovery failed', { issuer: s.issuer, error })
+        throw new ApiError(500, PROVIDER_UNAVAILABLE)
+      })
+    return this.discovered
+  }
+
+  /** Starts a browser login: records the PKCE verifier, nonce and return_to under a fresh state. */
+  async begin(returnTo: string): Promise<{ authorizationUrl: URL; state: string }> {
+    const config = await this.configuration()
+    const state = oidc.randomState()
+    const verifier = oidc.randomPKCECodeVerifier()
+    const nonce = oidc.randomNonce()
+    const now = this.deps.clock.now()
+    const record: LoginStateRecord = {
+      code_verifier: verifier,
+      nonce,
+      return_to: returnTo,
+      created: Timestamp.fromDate(now),
+      expires_at: Timestamp.fromDate(new Date(now.getTime() + LOGIN_STATE_TTL_MS)),
+    }
+    await this.deps.db.col('login_states').doc(state).create(record)
+    const authorizationUrl = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: this.redirectUri,
+      scope: BROWSER_SCOPE,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+    })
+    return { authorizationUrl, state }
+  }
+
+  /** Takes the login state out of the store: a state works once, and only before it expires. */
+  private async consumeState(state: string): Promise<LoginStateRecord> {
+    const ref = this.deps.db.col('login_states').doc(state)
+    const record = await this.deps.db.firestore.runTransaction(async (tx) => {
+      const snap = await tx.get(ref)
+      if (!snap.exists) return undefined
+      tx.delete(ref)
+      return snap.data() as LoginStateRecord
+    })
+    if (!record) throw badRequest('state: unknown or already used login; start again from /auth/login')
+    if (record.expires_at.toMillis() <= this.deps.clock.now().getTime()) {
+      throw badRequest('state: this login has expired; start again from /auth/login')
+    }
+    return record
+  }
+
+  /**
+   * Ends a browser login: checks the state, exchanges the code (PKCE verifier, nonce, ID token
+   * signature, issuer, audience, expiry) and maps the identity to a platform user.
+   */
+  async complete(query: URLSearchParams, boundState: string | undefined): Promise<{ user: UserRecord; returnTo: string }> {
+    const state = query.get('state')
+    if (!state) throw badRequest('state: required')
+    const login = await this.consumeState(state)
+    // The state must come back to the browser that started the login, or anyone could log a victim into their own account.
+    if (boundState !== state) throw badRequest('state: this login was started in another browser; start again from /auth/login')
+    const config = await this.configuration()
+    const callbackUrl = new URL(this.redirectUri)
+    callbackUrl.search = query.toString()
+    const tokens = await this.call(() =>
+      oidc.authorizationCodeGrant(config, callbackUrl, {
+        pkceCodeVerifier: login.code_verifier,
+        expectedState: state,
+        expectedNonce: login.nonce,
+        idTokenExpected: true,
+      }),
+    )
+    const claims = tokens.claims()
+    if (!claims) throw new LoginRejected('the identity provider returned no ID token')
+    const user = await this.deps.access.userForIdentity(
+      { sub: claims.sub, email: stringClaim(claims.email), name: stringClaim(claims.name) },
+      Timestamp.fromDate(this.deps.clock.now()),
+    )
+    return { user: this.usable(user), returnTo: login.return_to }
+  }
+
+  /** The CLI's login: e-mail and password go to the provider's token endpoint, never into the platform's records. */
+  async password(email: string, password: string): Promise<{ user: UserRecord; tokens: TokenSet }> {
+    const config = await this.configuration()
+    const response = await this.call(() => oidc.genericGrantRequest(config, 'password', { username: email, password, scope: CLI_SCOPE }))
+    return this.accept(response)
+  }
+
+  async refresh(refreshToken: string): Promise<{ user: UserRecord; tokens: TokenSet }> {
+    const config = await this.configuration()
+    return this.accept(await this.call(() => oidc.refreshTokenGrant(config, refreshToken)))
+  }
+
+  /** The access token must be one the platform's APIs accept (lib/oidc.ts), and its user must exist and be enabled. */
+  private async accept(response: oidc.TokenEndpointResponse): Promise<{ user: UserRecord; tokens: TokenSet }> {
+    if (!this.deps.oidc) throw new ApiError(404, 'login is not configured on this service')
+    let claims: Awaited<ReturnType<NonNullable<KernelDeps['oidc']>['verify']>>
+    try {
+      claims = await this.deps.oidc.verify(response.access_token)
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) {
+        this.deps.log.error('the identity provider issued an access token the platform does not accept', { detail: error.detail })
+        throw new ApiError(500, 'the identity provider issued an access token this platform does not accept (check OIDC_AUDIENCE)')
+      }
+      throw error
+    }
+    const user = await this.deps.access.userForIdentity(claims, Timestamp.fromDate(this.deps.clock.now()))
+    return {
+      user: this.usable(user),
+      tokens: {
+        access_token: response.access_token,
+        refresh_token: response.refresh_token,
+        expires_in: response.expires_in ?? 3600,
+        token_type: 'Bearer',
+      },
+    }
+  }
+
+  private usable(user: UserRecord): UserRecord {
+    if (user.disabled) throw new LoginRejected('account disabled', user.email)
+    return user
+  }
+
+  /** Runs a request to the provider: its refusals become LoginRejected, its absence a 500 that says so. */
+  private async call<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await request()
+    } catch (error) {
+      if (error instanceof oidc.AuthorizationResponseError) {
+        throw new LoginRejected(`the identity provider answered ${error.error}${error.error_description ? `: ${error.error_description}` : ''}`)
+      }
+      if (error instanceof oidc.ResponseBodyError && error.status < 500 && error.error === 'invalid_grant') {
+        throw new LoginRejected('invalid_grant')
+      }
+      if (error instanceof oidc.ClientError && JWT_CHECKS.has(error.code ?? '')) {
+        throw new LoginRejected(`the ID token failed validation: ${error.message}`)
+      }
+      this.deps.log.error('identity provider request failed', { error })
+      throw new ApiError(500, error instanceof oidc.ResponseBodyError ? `identity provider refused the request: ${error.error}` : PROVIDER_UNAVAILABLE)
+    }
+  }
+}
+
+const JWT_CHECKS = new Set(['OAUTH_JWT_CLAIM_COMPARISON_FAILED', 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED', 'OAUTH_INVALID_RESPONSE'])
+
+const stringClaim = (v: unknown) => (typeof v === 'string' ? v : undefined)
+
+/** Who did it, for audit events of a login: the user once known, else the anonymous caller of the public path. */
+export function userActor(user: UserRecord, request: AuditContext['request'], method: string): AuditContext {
+  return { actor: { type: user.kind, id: user.id, email: user.email, auth_method: method }, request }
+}
