@@ -1,3 +1,11 @@
+import { Timestamp, type DocumentSnapshot } from '@google-cloud/firestore'
+import type { AuditContext, AuditWriter } from './audit.js'
+import type { Clock } from './clock.js'
+import type { Db } from './db.js'
+import { conflict } from './errors.js'
+import { sha256 } from './ids.js'
+import { paginate, type Page, type PageQuery } from './pagination.js'
+
 /**
  * The pipeline catalogue's domain: what a pipeline is, what its inputs are, how versions order,
  * and how a run's params are checked against the inputs. Shared by the compute service (which
@@ -54,10 +62,13 @@ export interface PipelineRecord extends PipelineExecution {
   inputs: PipelineInput[]
   /** True when params beyond the declared inputs are passed through (nfcore-demo: inputs not listed). */
   additional_params: boolean
-  created: import('@google-cloud/firestore').Timestamp
-  updated: import('@google-cloud/firestore').Timestamp
+  created: Timestamp
+  updated: Timestamp
   created_by: string
 }
+
+/** What a client (or the seeder) declares; the store adds identity, scope and timestamps. */
+export type PipelineDefinition = Omit<PipelineRecord, 'id' | 'scope' | 'version_key' | 'created' | 'updated' | 'created_by'>
 
 export const PLATFORM_SCOPE = 'platform'
 
@@ -201,4 +212,119 @@ export function validateParams(pipeline: Pick<PipelineRecord, 'inputs' | 'additi
     }
   }
   return problems
+}
+
+// ---------------------------------------------------------------------------------------------
+// The catalogue in Firestore
+
+/**
+ * The id of a (scope, slug, version): a name-based UUID (RFC 9562 version 5 layout over SHA-256),
+ * so that creating the same slug and version twice collides on one document, inside a transaction.
+ */
+export function pipelineId(scope: string, slug: string, version: string): string {
+  const h = sha256(`pipeline\n${scope}\n${slug}\n${version}`)
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`
+}
+
+export interface PipelineFilters {
+  type?: PipelineType
+  tag?: string
+  slug?: string
+}
+
+/**
+ * Pipelines are platform-wide (scope 'platform': the pre-registered catalogue, seen by every
+ * project) or belong to the project that created them. A project sees both; a slug and version
+ * is unique among what a project sees, and a project can never overwrite a platform pipeline.
+ */
+export class PipelineStore {
+  constructor(
+    private readonly db: Db,
+    private readonly audit: AuditWriter,
+    private readonly clock: Clock,
+  ) {}
+
+  private col() {
+    return this.db.col('pipelines')
+  }
+  private static data(snap: DocumentSnapshot): PipelineRecord | undefined {
+    return snap.exists ? (snap.data() as PipelineRecord) : undefined
+  }
+  private static scopesOf(projectId: string) {
+    return [PLATFORM_SCOPE, projectId]
+  }
+
+  /**
+   * Creates a pipeline in `scope` (a project id, or 'platform'). An existing slug and version is
+   * a 409 naming the force option; with `force` the pipeline is overwritten in place (same id).
+   */
+  async create(
+    ctx: AuditContext,
+    input: { scope: string; org_id?: string; definition: PipelineDefinition; force: boolean; createdBy: string },
+  ): Promise<{ pipeline: PipelineRecord; overwritten: boolean }> {
+    const { scope, definition: d } = input
+    const id = pipelineId(scope, d.slug, d.version)
+    const ref = this.col().doc(id)
+    const platformRef = scope === PLATFORM_SCOPE ? undefined : this.col().doc(pipelineId(PLATFORM_SCOPE, d.slug, d.version))
+    return this.db.firestore.runTransaction(async (tx) => {
+      const existing = PipelineStore.data(await tx.get(ref))
+      const platform = platformRef ? await tx.get(platformRef) : undefined
+      const chainScope = scope === PLATFORM_SCOPE ? {} : { project_id: scope, org_id: input.org_id }
+      const chain = await this.audit.prepare(tx, chainScope)
+      if (platform?.exists) {
+        throw conflict(`pipeline '${d.slug}' version ${d.version} is a platform pipeline and cannot be replaced; choose another version or slug`)
+      }
+      if (existing && !input.force) {
+        throw conflict(`pipeline '${d.slug}' version ${d.version} already exists; send ?force=true to overwrite it`)
+      }
+      const now = Timestamp.fromDate(this.clock.now())
+      const pipeline: PipelineRecord = {
+        ...d,
+        id,
+        scope,
+        version_key: versionKey(d.version),
+        created: existing?.created ?? now,
+        updated: now,
+        created_by: existing?.created_by ?? input.createdBy,
+      }
+      tx.set(ref, pipeline)
+      chain.write(ctx, {
+        action: existing ? 'pipeline.overwritten' : 'pipeline.created',
+        ...chainScope,
+        entity: { type: 'pipeline', id, parent: d.slug },
+        change: { to: d.version },
+      })
+      return { pipeline, overwritten: Boolean(existing) }
+    })
+  }
+
+  /** A pipeline the project can see, by id. */
+  async get(projectId: string, id: string): Promise<PipelineRecord | undefined> {
+    const p = PipelineStore.data(await this.col().doc(id).get())
+    return p && PipelineStore.scopesOf(projectId).includes(p.scope) ? p : undefined
+  }
+
+  async getById(id: string): Promise<PipelineRecord | undefined> {
+    return PipelineStore.data(await this.col().doc(id).get())
+  }
+
+  /** Every version of a slug the project can see, newest version first (semantic-version order). */
+  async versions(projectId: string, slug: string): Promise<PipelineRecord[]> {
+    const q = await this.col().where('scope', 'in', PipelineStore.scopesOf(projectId)).where('slug', '==', slug).get()
+    return q.docs.map((doc) => doc.data() as PipelineRecord).sort((a, b) => compareSemver(b.version, a.version))
+  }
+
+  /** The pipelines the project can see, by slug, then newest version first. */
+  async list(projectId: string, filters: PipelineFilters, query: PageQuery): Promise<Page<PipelineRecord>> {
+    let q = this.col().where('scope', 'in', PipelineStore.scopesOf(projectId))
+    if (filters.type) q = q.where('type', '==', filters.type)
+    if (filters.tag) q = q.where('tags', 'array-contains', filters.tag)
+    if (filters.slug) q = q.where('slug', '==', filters.slug)
+    return paginate(
+      q,
+      { orderBy: [['slug', 'asc'], ['version_key', 'desc']], filters: { ...filters }, query },
+      (doc) => doc.data() as PipelineRecord,
+    )
+  }
 }
