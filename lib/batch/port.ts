@@ -1,0 +1,121 @@
+import type { protos } from '@google-cloud/batch'
+
+/** The job description Cloud Batch takes; the local executor runs the very same object. */
+export type BatchJob = protos.google.cloud.batch.v1.IJob
+export type BatchRunnable = protos.google.cloud.batch.v1.IRunnable
+export type BatchVolume = protos.google.cloud.batch.v1.IVolume
+export type BatchState = keyof typeof protos.google.cloud.batch.v1.JobStatus.State
+
+export interface BatchJobEvent {
+  at?: Date
+  description: string
+  newState?: string
+}
+
+/** What the orchestrator needs to know about a job, from either backend. */
+export interface BatchJobView {
+  name: string
+  uid?: string
+  state: BatchState
+  labels: Record<string, string>
+  events: BatchJobEvent[]
+}
+
+export interface CreateJobRequest {
+  /** projects/<project>/locations/<region> */
+  parent: string
+  jobId: string
+  job: BatchJob
+}
+
+export interface BatchBackend {
+  /** Idempotent: a job id that already exists is reported with `alreadyExisted`, never created twice. */
+  createJob(req: CreateJobRequest): Promise<{ name: string; uid?: string; alreadyExisted: boolean }>
+  /** undefined when the job does not exist (never created, or deleted). */
+  getJob(name: string): Promise<BatchJobView | undefined>
+  /** Deletes (and so cancels) a job; a job that no longer exists counts as deleted. */
+  deleteJob(name: string): Promise<void>
+}
+
+/**
+ * Why a Batch call failed, in the terms a user sees on a queued run. `retryable` says whether the
+ * same request may succeed later (quota freed, permission granted, network back); `invalid` jobs
+ * never will.
+ */
+export type BatchProblem = 'quota' | 'permissions' | 'connectivity' | 'invalid' | 'unknown'
+
+export class BatchError extends Error {
+  override name = 'BatchError'
+  constructor(
+    readonly problem: BatchProblem,
+    message: string,
+    readonly code?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options)
+  }
+  get retryable() {
+    return this.problem !== 'invalid'
+  }
+}
+
+/** gRPC status codes the Batch client reports (google.rpc.Code). */
+export const GRPC = {
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const
+
+/** Transient codes: the same call is retried with backoff before giving up. */
+export const TRANSIENT_CODES: ReadonlySet<number> = new Set([GRPC.UNAVAILABLE, GRPC.DEADLINE_EXCEEDED, GRPC.RESOURCE_EXHAUSTED])
+
+export function problemOf(code: number | undefined): BatchProblem {
+  switch (code) {
+    case GRPC.RESOURCE_EXHAUSTED:
+      return 'quota'
+    case GRPC.PERMISSION_DENIED:
+    case GRPC.UNAUTHENTICATED:
+      return 'permissions'
+    case GRPC.UNAVAILABLE:
+    case GRPC.DEADLINE_EXCEEDED:
+    case GRPC.CANCELLED:
+      return 'connectivity'
+    case GRPC.INVALID_ARGUMENT:
+    case GRPC.FAILED_PRECONDITION:
+    case GRPC.OUT_OF_RANGE:
+    case GRPC.UNIMPLEMENTED:
+      return 'invalid'
+    default:
+      return 'unknown'
+  }
+}
+
+/** A Batch job id for a run: deterministic, so a redelivered request finds the job it already made. */
+export function jobIdForRun(runId: string): string {
+  const id = `run-${runId.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 63).replace(/-+$/, '')
+  if (!/^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/.test(id)) throw new Error(`cannot derive a Batch job id from run id ${runId}`)
+  return id
+}
+
+/** The run a job belongs to, from its labels (preferred) or its job id. */
+export function runIdOfJob(job: { name?: string | null; labels?: Record<string, string> | null }): string | undefined {
+  const fromLabel = job.labels?.['run-id']
+  if (fromLabel) return fromLabel
+  const jobId = job.name?.split('/').pop()
+  const m = jobId?.match(/^run-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/)
+  return m?.[1]
+}
+
+export const jobParent = (gcpProject: string, region: string) => `projects/${gcpProject}/locations/${region}`
+export const jobName = (parent: string, jobId: string) => `${parent}/jobs/${jobId}`
