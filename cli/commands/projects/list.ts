@@ -1,0 +1,25 @@
+import type { Command } from 'commander'
+import { action, type Cli } from '../../context.js'
+import { table } from '../../output.js'
+
+export function register(projects: Command, cli: Cli) {
+  projects
+    .command('list')
+    .description('List the projects you can see (their id is what --project takes)')
+    .action(
+      action(cli, async (session) => {
+        const list = await session.client().projects()
+        session.out.result(list, () =>
+          list.length
+            ? table(list, [
+                { header: 'ID', value: (p) => p.id },
+                { header: 'SLUG', value: (p) => p.slug },
+                { header: 'NAME', value: (p) => p.name },
+                { header: 'ORGANIZATION', value: (p) => p.org_name },
+                { header: 'BUCKET', value: (p) => p.bucket_name },
+              ])
+            : 'No projects.',
+        )
+      }),
+    )
+}

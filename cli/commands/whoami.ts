@@ -1,0 +1,38 @@
+import type { Command } from 'commander'
+import { action, type Cli } from '../context.js'
+import { fields, table } from '../output.js'
+
+export function register(program: Command, cli: Cli) {
+  program
+    .command('whoami')
+    .description('Show who the stored credentials belong to, and their roles')
+    .action(
+      action(cli, async (session) => {
+        const client = session.client()
+        const [me, projects] = await Promise.all([client.me(), client.projects()])
+        const names = new Map(projects.map((p) => [p.id, `${p.slug} (${p.org_name})`]))
+        const orgs = new Map(projects.map((p) => [p.org_id, p.org_name]))
+        const roles = Object.entries(me.project_roles).map(([id, list]) => ({ id, project: names.get(id), roles: list }))
+        session.out.result({ profile: session.profile.name, admin_url: session.baseUrl('admin'), ...me }, () => {
+          const text = fields([
+            ['email', me.email],
+            ['name', me.name],
+            ['id', me.id],
+            ['kind', me.kind],
+            ['auth method', me.auth_method],
+            ['platform admin', me.platform_admin ? 'yes' : 'no'],
+            ['organization roles', Object.entries(me.org_roles).map(([id, role]) => `${role} (${orgs.get(id) ?? id})`)],
+            ['profile', session.profile.name],
+            ['admin service', session.baseUrl('admin')],
+          ])
+          if (!roles.length) return text
+          const rows = table(roles, [
+            { header: 'PROJECT', value: (r) => r.id },
+            { header: 'NAME', value: (r) => r.project },
+            { header: 'ROLES', value: (r) => r.roles },
+          ])
+          return `${text}\n\n${rows}`
+        })
+      }),
+    )
+}

@@ -1,0 +1,144 @@
+import type { Command } from 'commander'
+import { HttpError, PlatformClient, UUID_RE, type Auth, type Pipeline, type ServiceName, type TokenResponse } from './client.js'
+import { CliError, EXIT, notLoggedIn, usageError } from './errors.js'
+import { Output } from './output.js'
+import type { Io } from './prompt.js'
+import type { CliEnv, Credentials, Profile, SettingsStore } from './settings.js'
+
+/** The options every command takes (declared once on the root). */
+export interface GlobalOptions {
+  profile?: string
+  project?: string
+  json?: boolean
+}
+
+/** One invocation of the CLI: its environment, streams and settings, and the exit code the command chose. */
+export interface Cli {
+  env: CliEnv
+  io: Io
+  settings: SettingsStore
+  userAgent: string
+  exitCode: number
+}
+
+/** Access tokens are renewed this long before they expire, so that one does not lapse in flight. */
+const EXPIRY_MARGIN_MS = 30_000
+
+export function credentialsFrom(tokens: TokenResponse, method: Credentials['method'], email?: string): Credentials {
+  const now = Date.now()
+  return {
+    method,
+    access_token: tokens.access_token,
+    refresh_token: tokens.refresh_token,
+    expires_at: tokens.expires_in ? new Date(now + tokens.expires_in * 1000).toISOString() : undefined,
+    email,
+    saved_at: new Date(now).toISOString(),
+  }
+}
+
+/** The token of the profile: PLATFORM_TOKEN, else the stored one, refreshed when it has expired. */
+class StoredAuth implements Auth {
+  constructor(private readonly session: Session) {}
+
+  async token(): Promise<string> {
+    const { env, settings } = this.session.cli
+    if (env.token) return env.token
+    const credentials = settings.credentials(this.session.profile.name)
+    if (!credentials) throw notLoggedIn()
+    const expired = credentials.expires_at !== undefined && Date.parse(credentials.expires_at) - EXPIRY_MARGIN_MS <= Date.now()
+    if (!expired) return credentials.access_token
+    if (!(await this.renew())) throw notLoggedIn()
+    return settings.credentials(this.session.profile.name)?.access_token ?? ''
+  }
+
+  async renew(): Promise<boolean> {
+    const { env, settings } = this.session.cli
+    const credentials = settings.credentials(this.session.profile.name)
+    if (env.token || !credentials?.refresh_token) return false
+    try {
+      const tokens = await this.session.anonymousClient().refresh(credentials.refresh_token)
+      settings.saveCredentials(this.session.profile.name, {
+        ...credentialsFrom(tokens, credentials.method, credentials.email),
+        refresh_token: tokens.refresh_token ?? credentials.refresh_token,
+      })
+      return true
+    } catch (error) {
+      // A refused refresh token means a new login; anything else (unreachable, 500) is reported as itself.
+      if (error instanceof HttpError && (error.status === 400 || error.status === 401)) return false
+      throw error
+    }
+  }
+}
+
+export class Session {
+  readonly out: Output
+  readonly profile: Profile
+
+  constructor(
+    readonly cli: Cli,
+    readonly globals: GlobalOptions,
+  ) {
+    this.out = new Output(Boolean(globals.json), cli.io.stdout, cli.io.stderr)
+    this.profile = cli.settings.profile(cli.settings.profileName(globals.profile, cli.env))
+  }
+
+  baseUrl(service: ServiceName): string {
+    const url = this.profile[`${service}_url`]
+    if (!url) {
+      throw usageError(
+        `profile '${this.profile.name}' has no ${service}_url: set it with platform config set ${service}_url <url> --profile ${this.profile.name}`,
+      )
+    }
+    return url
+  }
+
+  client(signal?: AbortSignal): PlatformClient {
+    return new PlatformClient({ baseUrl: (s) => this.baseUrl(s), auth: new StoredAuth(this), userAgent: this.cli.userAgent, signal })
+  }
+
+  /** For login and token refresh, which carry no Authorization header. */
+  anonymousClient(): PlatformClient {
+    return new PlatformClient({ baseUrl: (s) => this.baseUrl(s), userAgent: this.cli.userAgent })
+  }
+
+  /** The project by id or slug: --project, else PLATFORM_PROJECT, else the profile's, else the user's default context. */
+  async projectId(client: PlatformClient): Promise<string> {
+    const ref = this.globals.project ?? this.cli.env.project ?? this.profile.project
+    if (ref) return UUID_RE.test(ref) ? ref : this.projectBySlug(client, ref)
+    const context = await client.defaultContext()
+    if (context.project_id) return context.project_id
+    throw usageError(
+      'no project chosen: pass --project <id|slug>, or run platform config set project <id|slug> (platform projects list shows yours)',
+    )
+  }
+
+  private async projectBySlug(client: PlatformClient, ref: string): Promise<string> {
+    const matches = (await client.projects()).filter((p) => p.slug === ref || p.name === ref)
+    const [only] = matches
+    if (only && matches.length === 1) return only.id
+    if (!only) throw new CliError(`not found: no project '${ref}' among yours (platform projects list shows them)`, EXIT.notFound)
+    const list = matches.map((p) => `${p.id} (${p.org_name})`).join(', ')
+    throw usageError(`project '${ref}' is ambiguous: ${list}; pass the id`)
+  }
+
+  /** A pipeline named by id, or by slug (the latest version unless --version names one). */
+  async pipeline(client: PlatformClient, project: string, ref: string, version?: string): Promise<Pipeline> {
+    if (!UUID_RE.test(ref)) return client.getPipelineBySlug(project, ref, version)
+    const pipeline = await client.getPipeline(project, ref)
+    if (version !== undefined && pipeline.version !== version) {
+      throw usageError(`pipeline ${ref} is ${pipeline.slug} ${pipeline.version}, not ${version}: name the slug to pick a version`)
+    }
+    return pipeline
+  }
+}
+
+export type Handler = (session: Session, command: Command) => Promise<number | void>
+
+/** Wraps a command's handler: builds the session from the global options and records the exit code. */
+export function action(cli: Cli, handler: Handler) {
+  return async (...args: unknown[]) => {
+    const command = args.at(-1) as Command
+    const session = new Session(cli, command.optsWithGlobals<GlobalOptions>())
+    cli.exitCode = (await handler(session, command)) ?? EXIT.ok
+  }
+}

@@ -1,0 +1,79 @@
+import { HttpError, UnreachableError, type ServiceName } from './client.js'
+
+/**
+ * The exit codes of `platform`. 1 and 2 belong to `runs watch` (the run failed, the run was
+ * cancelled), so that a script can tell a run's outcome from a failure of the CLI itself.
+ */
+export const EXIT = {
+  ok: 0,
+  runFailed: 1,
+  runCancelled: 2,
+  usage: 3,
+  notLoggedIn: 4,
+  forbidden: 5,
+  notFound: 6,
+  rejected: 7,
+  unavailable: 8,
+  internal: 9,
+  interrupted: 130,
+} as const
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
+
+/** An error the CLI explains itself: the message is printed as is and the process exits with `code`. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly code: ExitCode,
+  ) {
+    super(message)
+    this.name = 'CliError'
+  }
+}
+
+export const usageError = (message: string) => new CliError(message, EXIT.usage)
+export const notLoggedIn = () => new CliError('not logged in or token expired: run platform login', EXIT.notLoggedIn)
+
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1'])
+
+function hintFor(service: ServiceName, baseUrl: string): string {
+  let host = ''
+  try {
+    host = new URL(baseUrl).hostname
+  } catch {
+    // an unparsable address gets the generic hint
+  }
+  return LOCAL_HOSTS.has(host)
+    ? 'is the local suite running? (npm start)'
+    : `check the address (platform config set ${service}_url <url>) and your network`
+}
+
+/** Turns whatever a command threw into the line to print and the exit code. */
+export function explain(error: unknown): { message: string; code: ExitCode } {
+  if (error instanceof CliError) return { message: error.message, code: error.code }
+  if (error instanceof UnreachableError) {
+    return {
+      message: `cannot reach the ${error.service} service at ${error.baseUrl}: ${hintFor(error.service, error.baseUrl)} (${error.reason})`,
+      code: EXIT.unavailable,
+    }
+  }
+  if (error instanceof HttpError) {
+    switch (error.status) {
+      case 401:
+        return { message: notLoggedIn().message, code: EXIT.notLoggedIn }
+      case 403:
+        return { message: `permission denied: ${error.detail}`, code: EXIT.forbidden }
+      case 404:
+        return { message: `not found: ${error.detail}`, code: EXIT.notFound }
+      case 400:
+      case 409:
+      case 422:
+        return { message: error.detail, code: EXIT.rejected }
+      default: {
+        const ref = error.requestId ? ` (request id ${error.requestId})` : ''
+        return { message: `the ${error.service} service answered ${error.status}: ${error.detail}${ref}`, code: EXIT.unavailable }
+      }
+    }
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return { message: `unexpected error: ${message}`, code: EXIT.internal }
+}

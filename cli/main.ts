@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs'
+import { Command, CommanderError } from 'commander'
+import { register as config } from './commands/config.js'
+import { register as login } from './commands/login.js'
+import { register as logout } from './commands/logout.js'
+import { register as pipelinesList } from './commands/pipelines/list.js'
+import { register as pipelinesShow } from './commands/pipelines/show.js'
+import { register as projectsList } from './commands/projects/list.js'
+import { register as runsCancel } from './commands/runs/cancel.js'
+import { register as runsList } from './commands/runs/list.js'
+import { register as runsOutputs } from './commands/runs/outputs.js'
+import { register as runsStatus } from './commands/runs/status.js'
+import { register as runsSubmit } from './commands/runs/submit.js'
+import { register as runsWatch } from './commands/runs/watch.js'
+import { register as whoami } from './commands/whoami.js'
+import type { Cli } from './context.js'
+import { EXIT, explain } from './errors.js'
+import type { Io } from './prompt.js'
+import { cliEnv, SettingsStore } from './settings.js'
+
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string }
+
+const EXIT_CODES_HELP = `
+Exit codes:
+  0    success (runs watch: the run succeeded)
+  1    runs watch: the run failed
+  2    runs watch: the run was cancelled
+  3    usage error (bad flags, missing project or address, unconfirmed cancel)
+  4    not logged in, or the token is invalid or expired (401)
+  5    permission denied (403)
+  6    not found (404)
+  7    rejected by the service (400, 409): its detail is printed
+  8    a service is unreachable or failed (5xx)
+  9    unexpected error
+  130  interrupted (Ctrl-C)
+
+Environment: PLATFORM_PROFILE, PLATFORM_PROJECT, PLATFORM_TOKEN (a personal access token used instead of
+the stored credentials), PLATFORM_CONFIG_DIR (default ~/.config/platform).`
+
+export function buildProgram(cli: Cli): Command {
+  const program = new Command('platform')
+    .description('Command-line client of the pipeline platform: pipelines and runs through the public HTTP API')
+    .version(version, '-V, --cli-version', 'print the CLI version')
+    .option('--profile <name>', 'profile: local, staging, production or your own (default: $PLATFORM_PROFILE, else the current profile, else local)')
+    .option('--project <id|slug>', "project (default: $PLATFORM_PROJECT, else the profile's project, else your default project)")
+    .option('--json', 'print the raw JSON of the result')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => cli.io.stdout.write(text),
+      writeErr: (text) => cli.io.stderr.write(text),
+    })
+
+  login(program, cli)
+  logout(program, cli)
+  whoami(program, cli)
+  config(program, cli)
+
+  const projects = program.command('projects').description('Projects you can see')
+  projectsList(projects, cli)
+
+  const pipelines = program.command('pipelines').description('The pipeline catalogue')
+  pipelinesList(pipelines, cli)
+  pipelinesShow(pipelines, cli)
+
+  const runs = program.command('runs').description('Submit, follow, list and cancel runs')
+  runsSubmit(runs, cli)
+  runsStatus(runs, cli)
+  runsWatch(runs, cli)
+  runsList(runs, cli)
+  runsOutputs(runs, cli)
+  runsCancel(runs, cli)
+  return program
+}
+
+/** Runs the CLI once; returns the exit code. */
+export async function main(argv: string[], io: Io = process, env: Record<string, string | undefined> = process.env): Promise<number> {
+  const cliEnvironment = cliEnv(env)
+  const cli: Cli = {
+    env: cliEnvironment,
+    io,
+    settings: new SettingsStore(cliEnvironment.configDir),
+    userAgent: `platform-cli/${version} node/${process.versions.node}`,
+    exitCode: EXIT.ok,
+  }
+  try {
+    await buildProgram(cli).parseAsync(argv)
+    return cli.exitCode
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version end with exit code 0; commander has already printed any usage message.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage
+    }
+    const { message, code } = explain(error)
+    io.stderr.write(`platform: ${message}\n`)
+    return code
+  }
+}

@@ -1,0 +1,80 @@
+/** What commands print: raw JSON with --json, aligned tables and fields otherwise. Results go to stdout, notes to stderr. */
+
+export interface Writable {
+  write(chunk: string): unknown
+}
+
+export interface Column<T> {
+  header: string
+  value: (row: T) => unknown
+}
+
+const EMPTY = '-'
+
+export function cell(value: unknown): string {
+  if (value === undefined || value === null || value === '') return EMPTY
+  if (Array.isArray(value)) return value.length ? value.map(cell).join(', ') : EMPTY
+  if (typeof value === 'object') return JSON.stringify(value)
+  return String(value)
+}
+
+/** Columns padded to their widest cell; the last column is not padded, so lines carry no trailing spaces. */
+export function table<T>(rows: T[], columns: Column<T>[]): string {
+  const cells = [columns.map((c) => c.header), ...rows.map((row) => columns.map((c) => cell(c.value(row))))]
+  const widths = columns.map((_, i) => Math.max(...cells.map((line) => (line[i] ?? '').length)))
+  return cells
+    .map((line) => line.map((text, i) => (i === line.length - 1 ? text : text.padEnd(widths[i] ?? 0))).join('  '))
+    .join('\n')
+}
+
+/** "label  value" lines, labels aligned. */
+export function fields(pairs: Array<[label: string, value: unknown]>): string {
+  const width = Math.max(...pairs.map(([label]) => label.length))
+  return pairs.map(([label, value]) => `${label.padEnd(width)}  ${cell(value)}`).join('\n')
+}
+
+/** 3725 → "1h 02m 05s", 65 → "1m 05s", 4.2 → "4s". */
+export function formatDuration(seconds: number | null | undefined): string | undefined {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return undefined
+  const total = Math.max(0, Math.round(seconds))
+  const h = Math.floor(total / 3600)
+  const m = Math.floor((total % 3600) / 60)
+  const s = total % 60
+  if (h) return `${h}h ${String(m).padStart(2, '0')}m ${String(s).padStart(2, '0')}s`
+  if (m) return `${m}m ${String(s).padStart(2, '0')}s`
+  return `${s}s`
+}
+
+/** ISO timestamps without milliseconds: 2026-11-22T06:15:30Z. */
+export function formatTime(iso: string | null | undefined): string | undefined {
+  if (!iso) return undefined
+  const date = new Date(iso)
+  return Number.isNaN(date.getTime()) ? iso : date.toISOString().replace(/\.\d{3}Z$/, 'Z')
+}
+
+export class Output {
+  constructor(
+    readonly json: boolean,
+    private readonly stdout: Writable,
+    private readonly stderr: Writable,
+  ) {}
+
+  /** The result of a command: `value` as JSON with --json, else `text()`. */
+  result(value: unknown, text: () => string) {
+    this.stdout.write((this.json ? JSON.stringify(value, null, 2) : text()) + '\n')
+  }
+
+  /** One JSON document per line (a stream of events such as `runs watch` changes). */
+  jsonLine(value: unknown) {
+    this.stdout.write(JSON.stringify(value) + '\n')
+  }
+
+  line(text: string) {
+    this.stdout.write(text + '\n')
+  }
+
+  /** Notes for the person at the terminal; never mixed into the results a script parses. */
+  note(text: string) {
+    this.stderr.write(text + '\n')
+  }
+}

@@ -1,0 +1,186 @@
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { usageError } from './errors.js'
+
+/**
+ * Profiles and credentials, kept in two files under the config directory:
+ * config.json (addresses and the project per profile, the current profile) and
+ * credentials.json (tokens per profile, mode 0600, never printed).
+ */
+
+/** What the CLI takes from its environment, read once in main. */
+export interface CliEnv {
+  configDir: string
+  /** PLATFORM_PROFILE */
+  profile?: string
+  /** PLATFORM_TOKEN: a personal access token used instead of the stored credentials (CI). */
+  token?: string
+  /** PLATFORM_PROJECT */
+  project?: string
+}
+
+export function cliEnv(env: Record<string, string | undefined>): CliEnv {
+  const configHome = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config')
+  return {
+    configDir: env.PLATFORM_CONFIG_DIR || join(configHome, 'platform'),
+    profile: env.PLATFORM_PROFILE || undefined,
+    token: env.PLATFORM_TOKEN || undefined,
+    project: env.PLATFORM_PROJECT || undefined,
+  }
+}
+
+export const SETTING_KEYS = ['admin_url', 'compute_url', 'project'] as const
+export type SettingKey = (typeof SETTING_KEYS)[number]
+export type ProfileSettings = Partial<Record<SettingKey, string>>
+
+export const DEFAULT_PROFILE = 'local'
+
+/** The local suite's default ports; staging and production have no address until one is set. */
+export const BUILTIN_PROFILES: Record<string, ProfileSettings> = {
+  local: { admin_url: 'http://127.0.0.1:8101', compute_url: 'http://127.0.0.1:8102' },
+  staging: {},
+  production: {},
+}
+
+export interface ConfigFile {
+  current_profile?: string
+  profiles: Record<string, ProfileSettings>
+}
+
+export interface Credentials {
+  /** How the token was obtained: a personal access token, or an e-mail and password login (OIDC tokens). */
+  method: 'personal_token' | 'password'
+  access_token: string
+  refresh_token?: string
+  /** ISO time after which the access token must be refreshed. */
+  expires_at?: string
+  email?: string
+  saved_at: string
+}
+
+interface CredentialsFile {
+  profiles: Record<string, Credentials>
+}
+
+export interface Profile {
+  name: string
+  admin_url?: string
+  compute_url?: string
+  project?: string
+}
+
+const PROFILE_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/i
+
+export function checkProfileName(name: string): string {
+  if (!PROFILE_NAME_RE.test(name)) throw usageError(`invalid profile name '${name}': use letters, digits, '-' and '_'`)
+  return name
+}
+
+/** A service base address as the user may paste it: trailing slashes and a trailing /api/v1 are dropped. */
+export function normalizeUrl(key: string, value: string): string {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw usageError(`${key} must be an http(s) address, got '${value}'`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usageError(`${key} must be an http(s) address, got '${value}'`)
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '').replace(/\/api\/v1$/, '')
+}
+
+export class SettingsStore {
+  readonly configPath: string
+  readonly credentialsPath: string
+
+  constructor(readonly dir: string) {
+    this.configPath = join(dir, 'config.json')
+    this.credentialsPath = join(dir, 'credentials.json')
+  }
+
+  private read<T>(path: string, empty: T): T {
+    let text: string
+    try {
+      text = readFileSync(path, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return empty
+      throw error
+    }
+    try {
+      const parsed = JSON.parse(text) as unknown
+      if (!parsed || typeof parsed !== 'object' || typeof (parsed as { profiles?: unknown }).profiles !== 'object') throw new Error('no profiles object')
+      return parsed as T
+    } catch (error) {
+      throw usageError(`${path} is not a valid settings file (${(error as Error).message}): fix or delete it`)
+    }
+  }
+
+  /** Written to a temporary file first, so that an interrupted write never leaves half a file. */
+  private write(path: string, value: unknown, mode: number) {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 })
+    const tmp = `${path}.${process.pid}.tmp`
+    writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n', { mode })
+    chmodSync(tmp, mode)
+    renameSync(tmp, path)
+  }
+
+  readConfig(): ConfigFile {
+    return this.read<ConfigFile>(this.configPath, { profiles: {} })
+  }
+
+  writeConfig(config: ConfigFile) {
+    this.write(this.configPath, config, 0o644)
+  }
+
+  /** --profile, else PLATFORM_PROFILE, else the current profile of config.json, else local. */
+  profileName(flag: string | undefined, env: CliEnv): string {
+    return checkProfileName(flag ?? env.profile ?? this.readConfig().current_profile ?? DEFAULT_PROFILE)
+  }
+
+  profile(name: string): Profile {
+    return { name, ...BUILTIN_PROFILES[name], ...this.readConfig().profiles[name] }
+  }
+
+  /** Every profile with addresses or credentials, built-in ones first. */
+  profileNames(): string[] {
+    const names = new Set([...Object.keys(BUILTIN_PROFILES), ...Object.keys(this.readConfig().profiles), ...Object.keys(this.readCredentials().profiles)])
+    return [...names]
+  }
+
+  set(name: string, key: SettingKey, value: string | undefined) {
+    const config = this.readConfig()
+    const profile = { ...config.profiles[name] }
+    if (value === undefined) delete profile[key]
+    else profile[key] = key === 'project' ? value : normalizeUrl(key, value)
+    config.profiles[name] = profile
+    this.writeConfig(config)
+  }
+
+  use(name: string) {
+    const config = this.readConfig()
+    config.current_profile = name
+    this.writeConfig(config)
+  }
+
+  private readCredentials(): CredentialsFile {
+    return this.read<CredentialsFile>(this.credentialsPath, { profiles: {} })
+  }
+
+  credentials(name: string): Credentials | undefined {
+    return this.readCredentials().profiles[name]
+  }
+
+  saveCredentials(name: string, credentials: Credentials) {
+    const file = this.readCredentials()
+    file.profiles[name] = credentials
+    this.write(this.credentialsPath, file, 0o600)
+  }
+
+  removeCredentials(name: string): boolean {
+    const file = this.readCredentials()
+    if (!file.profiles[name]) return false
+    delete file.profiles[name]
+    this.write(this.credentialsPath, file, 0o600)
+    return true
+  }
+}

@@ -1,0 +1,83 @@
+import type { Column } from './output.js'
+import { fields, formatDuration, formatTime, table } from './output.js'
+import type { Pipeline, PipelineInput, Run } from './client.js'
+
+/** Duration of a run: the service's, or for a running run the time since it started. */
+export function runDuration(run: Run, now = Date.now()): string | undefined {
+  if (run.duration !== undefined && run.duration !== null) return formatDuration(run.duration)
+  if (run.started && !run.finished) {
+    const elapsed = formatDuration((now - Date.parse(run.started)) / 1000)
+    return elapsed && `${elapsed} so far`
+  }
+  return undefined
+}
+
+export function runDetails(run: Run): string {
+  const pairs: Array<[string, unknown]> = [
+    ['id', run.id],
+    ['name', run.name],
+    ['status', run.status],
+    ['pipeline', run.pipeline_id],
+    ['order', run.order_id],
+    ['profile', run.profile],
+    ['tags', run.tags],
+    ['created', formatTime(run.created)],
+    ['started', formatTime(run.started)],
+    ['finished', formatTime(run.finished)],
+    ['duration', runDuration(run)],
+  ]
+  if (run.status_reason && run.status === 'queued') pairs.push(['waiting for', run.status_reason])
+  if (run.output) pairs.push(['output', run.output])
+  if (run.error_message) pairs.push(['error', run.error_message])
+  const params = Object.entries(run.params ?? {})
+  const text = fields(pairs)
+  if (!params.length) return text
+  return `${text}\n\nPARAMS\n${fields(params.map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]))}`
+}
+
+export const runColumns: Column<Run>[] = [
+  { header: 'ID', value: (r) => r.id },
+  { header: 'NAME', value: (r) => r.name },
+  { header: 'STATUS', value: (r) => r.status },
+  { header: 'CREATED', value: (r) => formatTime(r.created) },
+  { header: 'DURATION', value: (r) => runDuration(r) },
+  { header: 'ORDER', value: (r) => r.order_id },
+]
+
+export const pipelineColumns: Column<Pipeline>[] = [
+  { header: 'SLUG', value: (p) => p.slug },
+  { header: 'VERSION', value: (p) => p.version },
+  { header: 'TYPE', value: (p) => p.type },
+  { header: 'TAGS', value: (p) => p.tags },
+  { header: 'NAME', value: (p) => p.name },
+]
+
+const inputColumns: Column<PipelineInput>[] = [
+  { header: 'NAME', value: (i) => i.name },
+  { header: 'TYPE', value: (i) => i.type },
+  { header: 'REQUIRED', value: (i) => (i.required ? 'yes' : 'no') },
+  { header: 'DESCRIPTION', value: (i) => i.description },
+]
+
+export function pipelineDetails(pipeline: Pipeline, versions?: string[]): string {
+  const pairs: Array<[string, unknown]> = [
+    ['slug', pipeline.slug],
+    ['name', pipeline.name],
+    ['version', pipeline.version],
+    ['id', pipeline.id],
+    ['type', pipeline.type],
+    ['container', pipeline.container],
+    ['tags', pipeline.tags],
+    ['description', pipeline.description],
+  ]
+  if (versions?.length) pairs.push(['versions', versions])
+  const inputs = pipeline.inputs ?? []
+  const section = inputs.length
+    ? table(inputs, inputColumns)
+    : pipeline.required_inputs?.length
+      ? `required: ${pipeline.required_inputs.join(', ')}`
+      : pipeline.accepts_any_params
+        ? 'none declared: any params are passed to the pipeline'
+        : 'none'
+  return `${fields(pairs)}\n\nINPUTS\n${section}`
+}
