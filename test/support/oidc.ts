@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { getRequestListener } from '@hono/node-server'
+import type { Hono } from 'hono'
+import { createAdminApp } from '../../functions/admin/app.js'
+import { startOidcProvider, type RunningOidcProvider } from '../../emulators/oidc/provider.js'
+import { makeWorld, rand } from './world.js'
+
+export const TEST_AUDIENCE = 'urn:pipeline-platform:api'
+
+/** Listens on 127.0.0.1 at a free port; the app can be set after the address is known. */
+export async function listen(): Promise<{ url: string; server: Server; serve(app: Hono<any>): void; stop(): Promise<void> }> {
+  let fetchApp: ((req: Request) => Response | Promise<Response>) | undefined
+  const server = createServer(
+    getRequestListener((req) => (fetchApp ? fetchApp(req) : new Response('starting', { status: 503 }))),
+  )
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    serve: (app) => (fetchApp = (req) => app.fetch(req)),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  }
+}
+
+/**
+ * The login stack of the tests: the local OIDC provider with one user and the platform's client,
+ * and the admin service served on a real local port (so that redirects carry real addresses),
+ * configured with the environment variables a deployment would set.
+ */
+export async function startLoginStack() {
+  const admin = await listen()
+  const user = { email: `ann-${rand()}@example.org`, password: randomBytes(12).toString('base64url'), name: 'Ann Example' }
+  const client = {
+    client_id: 'platform-admin',
+    client_secret: randomBytes(24).toString('base64url'),
+    redirect_uris: [`${admin.url}/api/v1/auth/callback`],
+  }
+  const provider = await startOidcProvider({ users: [user], clients: [client], audience: TEST_AUDIENCE })
+  const env = {
+    OIDC_ISSUER: provider.issuer,
+    OIDC_CLIENT_ID: client.client_id,
+    OIDC_CLIENT_SECRET: client.client_secret,
+    OIDC_AUDIENCE: TEST_AUDIENCE,
+    OIDC_ALLOW_HTTP: 'true',
+    ADMIN_PUBLIC_URL: admin.url,
+  }
+  const world = await makeWorld(env)
+  const app = createAdminApp(world.deps)
+  admin.serve(app)
+  return {
+    world,
+    app,
+    env,
+    adminUrl: admin.url,
+    provider,
+    user,
+    client,
+    async stop() {
+      await Promise.all([admin.stop(), provider.stop()])
+    },
+  }
+}
+
+export type { RunningOidcProvider }
+
+export interface StoredCookie {
+  name: string
+  value: string
+  path: string
+  attributes: Map<string, string>
+}
+
+/**
+ * Just enough of a browser for login flows: follows no redirect by itself, keeps cookies per host
+ * (as browsers do, whatever the port) with their paths, and sends the ones whose path matches.
+ */
+export class Browser {
+  readonly cookies = new Map<string, StoredCookie[]>()
+
+  cookie(url: string, name: string): StoredCookie | undefined {
+    return (this.cookies.get(new URL(url).hostname) ?? []).find((c) => c.name === name)
+  }
+
+  async request(url: string, init: RequestInit = {}): Promise<Response> {
+    const target = new URL(url)
+    const headers = new Headers(init.headers)
+    const jar = this.cookies.get(target.hostname) ?? []
+    const sent = jar.filter((c) => target.pathname === c.path || target.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`))
+    const fromJar = sent.map((c) => `${c.name}=${c.value}`)
+    if (fromJar.length) headers.set('cookie', [headers.get('cookie'), ...fromJar].filter(Boolean).join('; '))
+    const res = await fetch(target, { ...init, headers, redirect: 'manual' })
+    for (const line of res.headers.getSetCookie()) this.store(target, line)
+    return res
+  }
+
+  /** Follows redirects like a browser does (a 303 becomes a GET), returning the first non-redirect answer. */
+  async follow(url: string, init: RequestInit = {}, max = 15): Promise<{ res: Response; url: string }> {
+    let current = url
+    let res = await this.request(current, init)
+    for (let i = 0; i < max && res.status >= 300 && res.status < 400; i++) {
+      current = new URL(res.headers.get('location')!, current).href
+      res = await this.request(current)
+    }
+    return { res, url: current }
+  }
+
+  private store(from: URL, line: string) {
+    const [pair = '', ...parts] = line.split(';')
+    const eq = pair.indexOf('=')
+    const name = pair.slice(0, eq).trim()
+    const value = pair.slice(eq + 1).trim()
+    const attributes = new Map(
+      parts.map((p) => {
+        const [k = '', ...v] = p.trim().split('=')
+        return [k.toLowerCase(), v.join('=')] as const
+      }),
+    )
+    const defaultPath = from.pathname.slice(0, from.pathname.lastIndexOf('/')) || '/'
+    const path = attributes.get('path') || defaultPath
+    const expired =
+      attributes.get('max-age') === '0' || (attributes.has('expires') && Date.parse(attributes.get('expires')!) <= Date.now())
+    const jar = (this.cookies.get(from.hostname) ?? []).filter((c) => !(c.name === name && c.path === path))
+    if (!expired) jar.push({ name, value, path, attributes })
+    this.cookies.set(from.hostname, jar)
+  }
+}
+
+/** Fills and submits the provider's login form found in `html`. */
+export async function submitLoginForm(browser: Browser, pageUrl: string, html: string, credentials: { email: string; password: string }) {
+  const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1]
+  if (!action) throw new Error(`no login form in the page at ${pageUrl}`)
+  return browser.follow(new URL(action.replace(/&amp;/g, '&'), pageUrl).href, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ email: credentials.email, password: credentials.password }).toString(),
+  })
+}
+
+/** A whole browser login: /auth/login, the provider's form, the callback; returns where it landed. */
+export async function browserLogin(browser: Browser, adminUrl: string, credentials: { email: string; password: string }, returnTo?: string) {
+  const start = `${adminUrl}/api/v1/auth/login${returnTo ? `?return_to=${encodeURIComponent(returnTo)}` : ''}`
+  const form = await browser.follow(start)
+  if (form.res.status !== 200) throw new Error(`expected the login form, got ${form.res.status} at ${form.url}`)
+  return submitLoginForm(browser, form.url, await form.res.text(), credentials)
+}
