@@ -74,6 +74,7 @@ export async function verifyAssertion(
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) throw unauthorized('invalid_grant: assertion expired')
     if (err instanceof joseErrors.JWTClaimValidationFailed) throw unauthorized(`invalid_grant: claim ${err.claim} check failed (${err.reason})`)
+    if (err instanceof joseErrors.JWSSignatureVerificationFailed) throw unauthorized(`invalid_grant: the signature does not verify with key ${key.id}`)
     if (err instanceof joseErrors.JOSEError) throw unauthorized(`invalid_grant: ${err.code}`)
     throw err
   }
