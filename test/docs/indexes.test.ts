@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { COLLECTIONS } from '../../lib/db.js'
+
+/**
+ * firestore.indexes.json, as `gcloud firestore indexes composite create` and firebase-tools read it.
+ * The emulator does not enforce composite indexes, so a missing one would only show in the cloud,
+ * as a FAILED_PRECONDITION on the first request: this test is where a query meets its index.
+ */
+interface IndexField {
+  fieldPath: string
+  order?: 'ASCENDING' | 'DESCENDING'
+  arrayConfig?: 'CONTAINS'
+}
+interface Index {
+  collectionGroup: string
+  queryScope: string
+  fields: IndexField[]
+}
+const file = JSON.parse(readFileSync(new URL('../../firestore.indexes.json', import.meta.url), 'utf8')) as {
+  indexes: Index[]
+  fieldOverrides: unknown[]
+}
+
+type Direction = 'asc' | 'desc'
+interface QueryShape {
+  /** Where the query is made, for the reader of a failure. */
+  source: string
+  collection: (typeof COLLECTIONS)[number]
+  /** Fields under `==` or `in`. */
+  equal: string[]
+  contains?: string
+  /** orderBy clauses (a range filter's field comes first); paginate()'s document-id tie-break is implicit in every index. */
+  orderBy: Array<[string, Direction]>
+}
+
+/**
+ * Every query that filters on one field and orders (or ranges) on another, which is what needs a
+ * composite index. Add a line when you write such a query; equality-only queries need none.
+ */
+const QUERIES: QueryShape[] = [
+  { source: 'lib/runs.ts list', collection: 'runs', equal: ['project_id'], orderBy: [['created', 'desc']] },
+  { source: 'lib/runs.ts list (order)', collection: 'runs', equal: ['project_id', 'order_id'], orderBy: [['created', 'desc']] },
+  { source: 'lib/runs.ts list (status)', collection: 'runs', equal: ['project_id', 'status'], orderBy: [['created', 'desc']] },
+  { source: 'lib/runs.ts list (order, status)', collection: 'runs', equal: ['project_id', 'order_id', 'status'], orderBy: [['created', 'desc']] },
+  { source: 'lib/runs.ts listUnpublished', collection: 'runs', equal: ['status', 'dispatch.published'], orderBy: [['created', 'asc']] },
+  { source: 'lib/runs.ts listInFlight', collection: 'runs', equal: ['status', 'has_job'], orderBy: [['updated', 'asc']] },
+  { source: 'lib/pipelines.ts list', collection: 'pipelines', equal: ['scope'], orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
+  { source: 'lib/pipelines.ts list (slug)', collection: 'pipelines', equal: ['scope', 'slug'], orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
+  { source: 'lib/pipelines.ts list (type)', collection: 'pipelines', equal: ['scope', 'type'], orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
+  { source: 'lib/pipelines.ts list (type, slug)', collection: 'pipelines', equal: ['scope', 'type', 'slug'], orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
+  { source: 'lib/pipelines.ts list (tag)', collection: 'pipelines', equal: ['scope'], contains: 'tags', orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
+  { source: 'lib/pipelines.ts list (tag, slug)', collection: 'pipelines', equal: ['scope', 'slug'], contains: 'tags', orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
+  { source: 'lib/pipelines.ts list (type, tag)', collection: 'pipelines', equal: ['scope', 'type'], contains: 'tags', orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
+  { source: 'functions/admin service users of an org', collection: 'users', equal: ['org_id', 'kind'], orderBy: [['created', 'asc']] },
+]
+
+/**
+ * Firestore's rule for a composite index serving a query: the equality (and array-contains)
+ * fields first, in any order, then the sort fields in the query's order and directions. A sort on
+ * a field already fixed by an equality filter does not count.
+ */
+function serves(index: Index, q: QueryShape): boolean {
+  if (index.collectionGroup !== q.collection || index.queryScope !== 'COLLECTION') return false
+  const sorts = q.orderBy.filter(([field]) => !q.equal.includes(field))
+  const prefixLength = q.equal.length + (q.contains ? 1 : 0)
+  if (index.fields.length !== prefixLength + sorts.length) return false
+  const prefix = index.fields.slice(0, prefixLength)
+  const prefixOk =
+    prefix.every((f) => (f.arrayConfig === 'CONTAINS' ? f.fieldPath === q.contains : f.order !== undefined && q.equal.includes(f.fieldPath))) &&
+    new Set(prefix.map((f) => f.fieldPath)).size === prefixLength
+  const sortsOk = sorts.every(([field, dir], i) => {
+    const f = index.fields[prefixLength + i]
+    return f?.fieldPath === field && f.order === (dir === 'asc' ? 'ASCENDING' : 'DESCENDING')
+  })
+  return prefixOk && sortsOk
+}
+
+const describeIndex = (i: Index) => `${i.collectionGroup}(${i.fields.map((f) => `${f.fieldPath} ${f.order ?? f.arrayConfig}`).join(', ')})`
+
+describe('firestore.indexes.json', () => {
+  it('has the two lists the deploy tools read', () => {
+    expect(Array.isArray(file.indexes)).toBe(true)
+    expect(Array.isArray(file.fieldOverrides)).toBe(true)
+  })
+
+  it('declares only well-formed composite indexes on collections the platform uses', () => {
+    const problems: string[] = []
+    for (const index of file.indexes) {
+      const name = describeIndex(index)
+      if (!(COLLECTIONS as readonly string[]).includes(index.collectionGroup)) problems.push(`${name}: unknown collection`)
+      if (!['COLLECTION', 'COLLECTION_GROUP'].includes(index.queryScope)) problems.push(`${name}: queryScope ${index.queryScope}`)
+      // Firestore builds single-field indexes itself and refuses a composite index of one field.
+      if (index.fields.length < 2) problems.push(`${name}: fewer than two fields`)
+      if (new Set(index.fields.map((f) => f.fieldPath)).size !== index.fields.length) problems.push(`${name}: a field twice`)
+      if (index.fields.filter((f) => f.arrayConfig).length > 1) problems.push(`${name}: more than one array-contains field`)
+      for (const f of index.fields) {
+        const orderOk = f.order === 'ASCENDING' || f.order === 'DESCENDING'
+        const arrayOk = f.arrayConfig === 'CONTAINS'
+        if (typeof f.fieldPath !== 'string' || !f.fieldPath || orderOk === arrayOk) problems.push(`${name}: field ${JSON.stringify(f)}`)
+      }
+    }
+    expect(problems).toEqual([])
+  })
+
+  it('declares no index twice', () => {
+    const names = file.indexes.map((i) => `${i.queryScope} ${describeIndex(i)}`)
+    expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([])
+  })
+
+  it.each(QUERIES)('has an index for $source', (q) => {
+    expect(file.indexes.filter((i) => serves(i, q)).map(describeIndex)).not.toEqual([])
+  })
+
+  it('finds no index for a query whose sort direction differs from every declared index', () => {
+    // The matcher itself, on a query no code makes: runs of a project oldest first.
+    expect(file.indexes.some((i) => serves(i, { source: 'none', collection: 'runs', equal: ['project_id'], orderBy: [['created', 'asc']] }))).toBe(false)
+  })
+})
