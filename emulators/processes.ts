@@ -82,6 +82,25 @@ async function waitFor(url: string, child: ChildProcess, name: string, timeoutMs
   throw new Error(`${name} did not become ready at ${url} within ${timeoutMs} ms:\n${out()}`)
 }
 
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Resolves true once no process of the group is left, false if some remain after `timeoutMs`. */
+export async function groupGone(pgid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  while (groupAlive(pgid)) {
+    if (Date.now() > deadline) return false
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return true
+}
+
 /** Spawns a long-running helper in its own process group, waits for `readyUrl`, and returns a handle that stops the whole group. */
 export async function startProcess(opts: {
   name: string
@@ -110,21 +129,21 @@ export async function startProcess(opts: {
   child.stderr!.on('data', collect)
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return
     try {
       process.kill(-child.pid!, 'SIGTERM')
     } catch {
       return
     }
-    const killed = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))])
-    if (!killed) {
+    // The wrapper script exits before its JVM has finished shutting down: wait for the whole group.
+    if (!(await groupGone(child.pid!, 10_000))) {
       try {
         process.kill(-child.pid!, 'SIGKILL')
       } catch {
         // already gone
       }
-      await exited
+      await groupGone(child.pid!, 5_000)
     }
+    await exited
   }
   try {
     await waitFor(opts.readyUrl, child, opts.name, opts.timeoutMs ?? 60_000, () => buffer)

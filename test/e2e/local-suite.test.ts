@@ -1,0 +1,105 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freeBasePort, processTable, runStart, spawnLocalSuite, type ProcessInfo, type SpawnedSuite } from '../support/suite.js'
+
+/**
+ * `npm start` as a user runs it: a real child process, its real emulators and servers on real
+ * ports, stopped by a signal. Serial: each step builds on the previous one's data folder.
+ */
+describe.sequential('the local suite (npm start)', () => {
+  let dataDir: string
+  let basePort: number
+  let first: SpawnedSuite | undefined
+  let second: SpawnedSuite | undefined
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'local-suite-'))
+    basePort = await freeBasePort()
+  })
+
+  afterAll(() => {
+    first?.kill()
+    second?.kill()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  async function projects(suite: SpawnedSuite, token: string) {
+    const res = await fetch(`${suite.suite.services.admin}/api/v1/projects`, { headers: { authorization: `Bearer ${token}` } })
+    return { status: res.status, body: (await res.json()) as Array<{ id: string; name: string; bucket_name: string; org_id: string }> }
+  }
+
+  function emulatorProcesses(base: number): ProcessInfo[] {
+    return processTable().filter((p) => p.args.includes(`--port=${base + 80}`) || p.args.includes(`--port=${base + 85}`))
+  }
+
+  it('starts clean and serves the seeded Demo project to the seeded token', { timeout: 120_000 }, async () => {
+    first = await spawnLocalSuite({ dataDir, basePort, clean: true })
+    const { suite } = first
+    expect(suite.services.admin).toBe(`http://127.0.0.1:${basePort + 1}`)
+    expect(suite.firestore_emulator_host).toBe(`127.0.0.1:${basePort + 80}`)
+    expect(suite.pubsub_emulator_host).toBe(`127.0.0.1:${basePort + 85}`)
+    expect(suite.user.email).toBe('admin@example.org')
+    expect(suite.user.password.length).toBeGreaterThanOrEqual(12)
+    expect(suite.token).toMatch(/^plat_pat_/)
+    expect(first.output()).toContain(suite.token)
+
+    const { status, body } = await projects(first, suite.token)
+    expect(status).toBe(200)
+    expect(body).toEqual([expect.objectContaining({ id: suite.project_id, name: 'Demo', bucket_name: 'demo-lab-demo', org_id: suite.org_id })])
+  })
+
+  it('refuses a second start on the same data folder while the first runs, naming its pid', { timeout: 60_000 }, async () => {
+    const other = await freeBasePort()
+    const result = await runStart(['--data-dir', dataDir, '--base-port', String(other)])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain('already running')
+    expect(result.stderr).toContain(`pid ${first!.suite.pid}`)
+  })
+
+  it('stops every process it started on SIGINT, emulator JVMs included, and exits 0', { timeout: 90_000 }, async () => {
+    const started = first!.descendants()
+    expect(started.filter((p) => p.args.includes('java')).length).toBeGreaterThanOrEqual(2)
+    expect(emulatorProcesses(basePort).length).toBeGreaterThanOrEqual(2)
+
+    const exit = await first!.stop('SIGINT')
+    expect(exit).toEqual({ code: 0, signal: null })
+
+    // Helpers such as tsx's esbuild service end on their own once their parent is gone: allow them a moment.
+    const leftovers = () => {
+      const table = processTable()
+      const alive = new Set(table.map((p) => p.pid))
+      return [...started.filter((p) => alive.has(p.pid)), ...table.filter((p) => p.pgid === first!.child.pid)]
+    }
+    await expect.poll(leftovers, { timeout: 5_000, interval: 200 }).toEqual([])
+    expect(emulatorProcesses(basePort)).toEqual([])
+  })
+
+  it('keeps the token, the project and the organization across a restart without --clean', { timeout: 120_000 }, async () => {
+    second = await spawnLocalSuite({ dataDir, basePort })
+    expect(second.suite.token).toBe(first!.suite.token)
+    expect(second.suite.project_id).toBe(first!.suite.project_id)
+    expect(second.suite.org_id).toBe(first!.suite.org_id)
+    expect(second.suite.user.password).toBe(first!.suite.user.password)
+
+    const { status, body } = await projects(second, first!.suite.token)
+    expect(status).toBe(200)
+    expect(body.map((p) => p.id)).toEqual([first!.suite.project_id])
+
+    expect(await second.stop('SIGTERM')).toEqual({ code: 0, signal: null })
+    expect(emulatorProcesses(basePort)).toEqual([])
+  })
+
+  it('says what to install and exits 1 when the Google Cloud CLI is missing', { timeout: 60_000 }, async () => {
+    const emptyPath = mkdtempSync(join(tmpdir(), 'no-tools-'))
+    try {
+      const result = await runStart(['--data-dir', dataDir, '--base-port', String(basePort)], { env: { PATH: emptyPath } })
+      expect(result.code).toBe(1)
+      expect(result.stderr).toContain('Google Cloud CLI (gcloud) is not installed')
+      expect(result.stderr).toContain('cloud-firestore-emulator')
+    } finally {
+      rmSync(emptyPath, { recursive: true, force: true })
+    }
+  })
+})

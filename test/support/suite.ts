@@ -1,0 +1,170 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join, resolve } from 'node:path'
+import type { SuiteFile } from '../../emulators/data-dir.js'
+
+/**
+ * The local suite as a user runs it: `npx tsx emulators/start.ts` as a real child process, in its
+ * own process group as a terminal would put it. For end-to-end tests (the suite itself, the CLI).
+ */
+
+export const repoRoot = resolve(import.meta.dirname, '../..')
+
+export interface SpawnedSuite {
+  child: ChildProcess
+  suite: SuiteFile
+  basePort: number
+  dataDir: string
+  output(): string
+  /** Every live process descended from the spawned command (npx, tsx, the suite, the emulators' JVMs). */
+  descendants(): ProcessInfo[]
+  /** Sends `signal` to the suite process, as Ctrl-C or `kill` would, and waits for the command to exit. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  /** Last resort for a test's cleanup: SIGKILL to the command and every descendant, emulators included. */
+  kill(): void
+}
+
+export interface ProcessInfo {
+  pid: number
+  ppid: number
+  pgid: number
+  args: string
+}
+
+export function processTable(): ProcessInfo[] {
+  const out = execFileSync('ps', ['-eo', 'pid=,ppid=,pgid=,args='], { encoding: 'utf8' })
+  return out
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), pgid: Number(m[3]), args: m[4]! }))
+}
+
+export function descendantsOf(rootPid: number, table = processTable()): ProcessInfo[] {
+  const found: ProcessInfo[] = []
+  const frontier = [rootPid]
+  while (frontier.length) {
+    const parent = frontier.pop()!
+    for (const p of table) {
+      if (p.ppid === parent) {
+        found.push(p)
+        frontier.push(p.pid)
+      }
+    }
+  }
+  return found
+}
+
+async function portFree(port: number): Promise<boolean> {
+  return new Promise((resolvePort) => {
+    const srv = createServer()
+    srv.once('error', () => resolvePort(false))
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolvePort(true)))
+  })
+}
+
+/**
+ * A base port whose whole range (base .. base+89) is free, below the kernel's ephemeral range so
+ * that servers other tests bind to port 0 cannot land in it.
+ */
+export async function freeBasePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 10_000 + 100 * Math.floor(Math.random() * 200)
+    let free = true
+    for (let port = base; port < base + 90 && free; port++) free = await portFree(port)
+    if (free) return base
+  }
+  throw new Error('no free range of 90 ports found for the local suite')
+}
+
+export interface RunResult {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs `emulators/start.ts` to completion, for the cases where it refuses to start. */
+export async function runStart(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
+  // Node itself runs tsx's CLI, so PATH can be emptied to hide gcloud and java without hiding node.
+  const tsxCli = join(repoRoot, 'node_modules/tsx/dist/cli.mjs')
+  const child = spawn(process.execPath, [tsxCli, 'emulators/start.ts', ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000)
+  const [code, signal] = (await new Promise((r) => child.once('exit', (...a) => r(a)))) as [number | null, NodeJS.Signals | null]
+  clearTimeout(timer)
+  return { code, signal, stdout, stderr }
+}
+
+export async function spawnLocalSuite(opts: { dataDir: string; basePort: number; clean?: boolean; timeoutMs?: number }): Promise<SpawnedSuite> {
+  const args = ['tsx', 'emulators/start.ts', '--data-dir', opts.dataDir, '--base-port', String(opts.basePort)]
+  if (opts.clean) args.push('--clean')
+  const spawnedAt = Date.now()
+  const child = spawn('npx', args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  const collect = (d: Buffer) => {
+    output = (output + d.toString()).slice(-50_000)
+  }
+  child.stdout!.on('data', collect)
+  child.stderr!.on('data', collect)
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })))
+
+  const kill = () => {
+    for (const p of descendantsOf(child.pid!).reverse()) {
+      try {
+        process.kill(p.pid, 'SIGKILL')
+      } catch {
+        // already gone
+      }
+    }
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+
+  const suiteFile = join(opts.dataDir, 'suite.json')
+  const deadline = Date.now() + (opts.timeoutMs ?? 90_000)
+  let suite: SuiteFile | undefined
+  while (!suite) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the local suite exited while starting:\n${output}`)
+    if (Date.now() > deadline) {
+      kill()
+      throw new Error(`the local suite did not write ${suiteFile} in time:\n${output}`)
+    }
+    if (existsSync(suiteFile)) {
+      const candidate = JSON.parse(readFileSync(suiteFile, 'utf8')) as SuiteFile
+      // A previous start's file stays behind; only this start's counts.
+      if (Date.parse(candidate.started_at) >= spawnedAt) suite = candidate
+    }
+    if (!suite) await new Promise((r) => setTimeout(r, 200))
+  }
+  const found = suite
+
+  return {
+    child,
+    suite: found,
+    basePort: opts.basePort,
+    dataDir: opts.dataDir,
+    output: () => output,
+    descendants: () => descendantsOf(child.pid!),
+    kill,
+    async stop(signal = 'SIGINT', timeoutMs = 60_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return exited
+      process.kill(found.pid, signal)
+      const timer = setTimeout(kill, timeoutMs)
+      const result = await exited
+      clearTimeout(timer)
+      return result
+    },
+  }
+}
