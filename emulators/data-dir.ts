@@ -34,8 +34,8 @@ export interface SuiteFile {
   services: Record<string, string>
   /** Local address of each orchestrator function (runRequested, jobStateChanged, reconcile), when hosted. */
   functions: Record<string, string>
-  oidc_issuer: string | null
-  oidc_client_id: string | null
+  oidc_issuer: string
+  oidc_client_id: string
   project_id: string
   org_id: string
   bucket_name: string

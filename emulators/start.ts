@@ -67,7 +67,7 @@ function summary(suite: SuiteFile, passwordCreated: boolean): string {
     '',
     ...Object.entries(suite.services).map(([name, url]) => `  ${pad(name)}${url}   (docs ${url}/docs)`),
     ...Object.entries(suite.functions).map(([name, url]) => `  ${pad(`fn ${name}`)}${url}`),
-    `  ${pad('OIDC issuer')}${suite.oidc_issuer ?? 'not started'}`,
+    `  ${pad('OIDC issuer')}${suite.oidc_issuer}`,
     `  ${pad('Firestore emulator')}${suite.firestore_emulator_host}`,
     `  ${pad('Pub/Sub emulator')}${suite.pubsub_emulator_host}`,
     '',

@@ -7,7 +7,7 @@ import { createAdaptorServer } from '@hono/node-server'
 import { PubSub } from '@google-cloud/pubsub'
 import { SERVICES } from '../functions/services.js'
 import { loadConfig, type Config } from '../lib/config.js'
-import type { KernelDeps } from '../lib/http.js'
+import { API_PREFIX, type KernelDeps } from '../lib/http.js'
 import { createKernel } from '../lib/kernel.js'
 import {
   acquireLock,
@@ -20,11 +20,15 @@ import {
   writeSuiteFile,
   type SuiteFile,
 } from './data-dir.js'
+import { startOidcProvider } from './oidc/provider.js'
 import { emulatorCommand, startFirestoreEmulator, startPubsubEmulator, type RunningProcess } from './processes.js'
 import { allPorts, suitePorts } from './ports.js'
 import { runSeeders, SEED, seedBase } from './seed.js'
 
 export const LOCAL_GCP_PROJECT = 'platform-local'
+/** The platform's OAuth client at the local identity provider, and the `aud` of the access tokens it issues. */
+export const LOCAL_OIDC_CLIENT_ID = 'platform'
+export const LOCAL_OIDC_AUDIENCE = 'urn:pipeline-platform:api'
 /** How often the suite exports Firestore while running, so that a crash loses little. */
 const EXPORT_EVERY_MS = 60_000
 
@@ -182,6 +186,20 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     })
 
     const serviceUrls = Object.fromEntries(Object.entries(ports.services).map(([name, port]) => [name, `http://127.0.0.1:${port}`]))
+    const adminUrl = serviceUrls.admin
+    if (!adminUrl) throw new Error('the service registry has no admin service; the local suite needs it for login and seeding')
+
+    say('starting the OIDC provider')
+    const oidcClient = { client_id: LOCAL_OIDC_CLIENT_ID, client_secret: state.oidc_client_secret, redirect_uris: [`${adminUrl}${API_PREFIX}/auth/callback`] }
+    const provider = await startOidcProvider({
+      port: ports.oidc,
+      host: '127.0.0.1',
+      users: [{ email: SEED.user.email, password: state.admin_password, name: SEED.user.name }],
+      clients: [oidcClient],
+      audience: LOCAL_OIDC_AUDIENCE,
+    })
+    cleanups.push(() => provider.stop())
+
     const config: Config = loadConfig(
       suiteEnv({
         dataDir,
@@ -189,6 +207,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
         pubsubHost: pubsub.host,
         signingSecret: state.signing_secret,
         services: serviceUrls,
+        oidc: { issuer: provider.issuer, clientId: oidcClient.client_id, clientSecret: oidcClient.client_secret, audience: LOCAL_OIDC_AUDIENCE },
         quiet: opts.quiet,
       }),
     )
@@ -230,8 +249,8 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     const suite: SuiteFile = {
       services: serviceUrls,
       functions: {},
-      oidc_issuer: null,
-      oidc_client_id: null,
+      oidc_issuer: provider.issuer,
+      oidc_client_id: oidcClient.client_id,
       project_id: base.project.id,
       org_id: base.org.id,
       bucket_name: base.project.bucket_name,

@@ -50,6 +50,31 @@ describe.sequential('the local suite (npm start)', () => {
     expect(body).toEqual([expect.objectContaining({ id: suite.project_id, name: 'Demo', bucket_name: 'demo-lab-demo', org_id: suite.org_id })])
   })
 
+  it('lets the seeded user log in with the printed e-mail and password through its OIDC provider', { timeout: 60_000 }, async () => {
+    const { suite } = first!
+    const discovery = await fetch(`${suite.oidc_issuer}/.well-known/openid-configuration`)
+    expect(discovery.status).toBe(200)
+    expect(((await discovery.json()) as { issuer: string }).issuer).toBe(suite.oidc_issuer)
+
+    const login = await fetch(`${suite.services.admin}/api/v1/auth/password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(suite.user),
+    })
+    expect(login.status).toBe(200)
+    const { access_token } = (await login.json()) as { access_token: string }
+    const { status, body } = await projects(first!, access_token)
+    expect(status).toBe(200)
+    expect(body.map((p) => p.id)).toEqual([suite.project_id])
+
+    const wrong = await fetch(`${suite.services.admin}/api/v1/auth/password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: suite.user.email, password: 'not-the-password' }),
+    })
+    expect(wrong.status).toBe(401)
+  })
+
   it('refuses a second start on the same data folder while the first runs, naming its pid', { timeout: 60_000 }, async () => {
     const other = await freeBasePort()
     const result = await runStart(['--data-dir', dataDir, '--base-port', String(other)])
@@ -82,6 +107,7 @@ describe.sequential('the local suite (npm start)', () => {
     expect(second.suite.project_id).toBe(first!.suite.project_id)
     expect(second.suite.org_id).toBe(first!.suite.org_id)
     expect(second.suite.user.password).toBe(first!.suite.user.password)
+    expect(second.output()).toContain('(unchanged; see suite.json)')
 
     const { status, body } = await projects(second, first!.suite.token)
     expect(status).toBe(200)
