@@ -3,6 +3,7 @@ import { seedOrgAndProject, seedToken, seedUser } from '../functions/admin/seed.
 import type { OrgRecord, ProjectRecord, UserRecord } from '../lib/access.js'
 import type { Config } from '../lib/config.js'
 import type { KernelDeps } from '../lib/http.js'
+import { seedComputeCatalogue } from '../functions/compute/seed.js'
 
 /**
  * The local suite's seed data. Every step is idempotent: a restart without --clean finds what the
@@ -40,7 +41,7 @@ export interface Seeder {
  * order after the base seed, on every start, so each must be idempotent. Add one by importing it
  * here and appending it to this list.
  */
-export const SEEDERS: Seeder[] = []
+export const SEEDERS: Seeder[] = [{ name: 'compute pipelines', run: (ctx) => seedComputeCatalogue(ctx.kernel) }]
 
 export interface BaseSeed {
   user: UserRecord

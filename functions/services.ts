@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { AppEnv, KernelDeps } from '../lib/http.js'
 import { adminDeps, createAdminApp } from './admin/app.js'
+import { computeDeps, createComputeApp } from './compute/app.js'
 
 /**
  * Every HTTP service of the platform, by name: the Cloud Functions entry, the local suite and the
@@ -15,4 +16,5 @@ export interface ServiceDefinition {
 
 export const SERVICES: Record<string, ServiceDefinition> = {
   admin: { port: 8101, projectScoped: false, create: (kernel) => createAdminApp(adminDeps(kernel)) },
+  compute: { port: 8102, projectScoped: true, create: (kernel) => createComputeApp(computeDeps(kernel)) },
 }

@@ -1,4 +1,4 @@
-import type { BatchBackend } from '../../lib/batch/port.js'
+import { createBatchBackend, type BatchBackend } from '../../lib/batch/index.js'
 import { API_PREFIX, createServiceApp, type KernelDeps } from '../../lib/http.js'
 import { PipelineStore } from '../../lib/pipelines.js'
 import { PubSubQueue, type Queue } from '../../lib/queue.js'
@@ -18,13 +18,17 @@ export interface ComputeDeps extends KernelDeps {
 
 export type ComputeAdapters = Pick<ComputeDeps, 'queue' | 'batch' | 'storage'>
 
-export function computeDeps(kernel: KernelDeps, adapters: Partial<ComputeAdapters> & Pick<ComputeAdapters, 'batch'>): ComputeDeps {
+/** The adapters come from the configuration (Pub/Sub, Cloud Batch or the local executor, GCS or a local folder) unless given. */
+export function computeDeps(kernel: KernelDeps, adapters: Partial<ComputeAdapters> = {}): ComputeDeps {
+  const queue = adapters.queue ?? new PubSubQueue(kernel.config)
   return {
     ...kernel,
     runs: new RunStore(kernel.db, kernel.audit, kernel.clock),
     pipelines: new PipelineStore(kernel.db, kernel.audit, kernel.clock),
-    queue: adapters.queue ?? new PubSubQueue(kernel.config),
-    batch: adapters.batch,
+    queue,
+    batch:
+      adapters.batch ??
+      createBatchBackend(kernel.config, { log: kernel.log, clock: kernel.clock, pubsub: queue instanceof PubSubQueue ? queue.pubsub : undefined }),
     storage: adapters.storage ?? createObjectStorage(kernel.config),
   }
 }

@@ -1,5 +1,6 @@
 import { SYSTEM_ACTOR } from '../../lib/audit.js'
-import { pipelineId, PLATFORM_SCOPE, type PipelineDefinition, type PipelineStore } from '../../lib/pipelines.js'
+import type { KernelDeps } from '../../lib/http.js'
+import { pipelineId, PipelineStore, PLATFORM_SCOPE, type PipelineDefinition } from '../../lib/pipelines.js'
 
 /**
  * The platform-wide catalogue: the four pipelines the spec pre-registers, and two that really run
@@ -7,10 +8,11 @@ import { pipelineId, PLATFORM_SCOPE, type PipelineDefinition, type PipelineStore
  * fail-local fails with a message). Several versions of nextflow-minimal and hereditary-mock
  * show that "latest" is the highest semantic version, not the newest document.
  *
- * Container jobs see the run through the environment the orchestrator's job builder sets:
- * PLATFORM_RUN_ID, PLATFORM_OUTPUT_DIR (the run's output folder, gs://<bucket>/runs/<id>/ as
- * mounted), PLATFORM_PARAMS_JSON (the params as JSON) and one PARAM_<NAME> variable per
- * scalar param.
+ * Container jobs see the run through the environment of lib/batch/jobs.ts (runEnvironment,
+ * paramEnvironment): PLATFORM_RUN_ID, PLATFORM_OUTPUT_DIR (the run's output folder
+ * gs://<bucket>/runs/<id>/ as mounted, ending in '/'), PLATFORM_PARAMS_FILE (the params as JSON,
+ * written before the pipeline starts) and PARAM_<NAME> per param (strings as they are, other
+ * values as JSON).
  */
 
 const NEXTFLOW_IMAGE = 'nextflow/nextflow:24.10.0'
@@ -55,7 +57,7 @@ const nextflowMinimal = (version: string, notes: string): PipelineDefinition => 
       '}',
       'workflow { SUMMARY() }',
       'NF',
-      'nextflow run main.nf -profile "$PARAM_NF_PROFILE_NAME" -params-file <(echo "$PLATFORM_PARAMS_JSON") --outdir "$PLATFORM_OUTPUT_DIR"',
+      'nextflow run main.nf -profile "$PARAM_NF_PROFILE_NAME" -params-file "$PLATFORM_PARAMS_FILE" --outdir "${PLATFORM_OUTPUT_DIR}results"',
     ].join('\n'),
   ],
   default_profile: 'google',
@@ -175,13 +177,13 @@ task hello {
     container: 'docker.io/library/busybox:1.36',
     version: '1.0.0',
     tags: ['local', 'demo', 'smoke-test'],
-    description: 'Writes hello.txt (a greeting naming the run) and params.json into the run output folder, then succeeds. Runs on the host under the local suite.',
+    description: 'Writes hello.txt (a greeting naming the run) into the run output folder, then succeeds. Runs on the host under the local suite.',
     inputs: [{ name: 'greeting', type: 'string', required: false, description: 'Text to write (default: hello)' }],
     additional_params: false,
     entrypoint: '/bin/sh',
     commands: [
       '-c',
-      'set -eu; mkdir -p "$PLATFORM_OUTPUT_DIR"; echo "${PARAM_GREETING:-hello} from run $PLATFORM_RUN_ID" > "$PLATFORM_OUTPUT_DIR/hello.txt"; echo "$PLATFORM_PARAMS_JSON" > "$PLATFORM_OUTPUT_DIR/params.json"; echo "hello-local: wrote $PLATFORM_OUTPUT_DIR/hello.txt"',
+      'set -eu; mkdir -p "$PLATFORM_OUTPUT_DIR"; echo "${PARAM_GREETING:-hello} from run $PLATFORM_RUN_ID" > "${PLATFORM_OUTPUT_DIR}hello.txt"; echo "hello-local: wrote ${PLATFORM_OUTPUT_DIR}hello.txt"',
     ],
     resources: { cpu_milli: 250, memory_mib: 128, max_run_duration_seconds: 300 },
   },
@@ -227,4 +229,9 @@ export async function seedPipelines(store: PipelineStore, definitions: PipelineD
     else created += 1
   }
   return { created, updated }
+}
+
+/** The seeder of the local suite (emulators/seed.ts SEEDERS) and of tests: the platform catalogue on this kernel's Firestore. */
+export async function seedComputeCatalogue(kernel: Pick<KernelDeps, 'db' | 'audit' | 'clock'>): Promise<void> {
+  await seedPipelines(new PipelineStore(kernel.db, kernel.audit, kernel.clock))
 }

@@ -66,5 +66,5 @@ export async function makeComputeWorld(adapters: Partial<ComputeAdapters> = {}) 
     })
   }
 
-  return { ...world, deps, app, api, platformId, receive, storage, batch, root, pubsub, subscription }
+  return { ...world, admin: world.deps, deps, app, api, platformId, receive, storage, batch, root, pubsub, subscription }
 }
