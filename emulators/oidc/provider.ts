@@ -81,7 +81,7 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
       grant_types: ['authorization_code', 'refresh_token', PASSWORD_GRANT],
       token_endpoint_auth_method: 'client_secret_basic',
     })),
-    jwks: { keys: [signingKey] as Configuration['jwks'] extends { keys: infer K } | undefined ? K : never },
+    jwks: { keys: [signingKey] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     findAccount: (_ctx, sub) => accounts.find(sub),
     scopes: ['openid', 'email', 'profile', 'offline_access'],

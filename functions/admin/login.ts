@@ -82,8 +82,9 @@ export class OidcLogin {
     return `${this.settings().publicUrl}${API_PREFIX}/auth/callback`
   }
 
+  /** Cookies are Secure whenever the service is reached over HTTPS; over plain http a browser would drop them. */
   get secureCookies(): boolean {
-    return this.settings().publicUrl.startsWith('https:')
+    return Boolean(this.deps.config.adminPublicUrl?.startsWith('https:'))
   }
 
   /** Where to send the browser after login: return_to resolved against the service's public address. */
@@ -172,10 +173,7 @@ export class OidcLogin {
     )
     const claims = tokens.claims()
     if (!claims) throw new LoginRejected('the identity provider returned no ID token')
-    const user = await this.deps.access.userForIdentity(
-      { sub: claims.sub, email: stringClaim(claims.email), name: stringClaim(claims.name) },
-      Timestamp.fromDate(this.deps.clock.now()),
-    )
+    const user = await this.deps.access.userForIdentity(identityOf(claims), Timestamp.fromDate(this.deps.clock.now()))
     return { user: this.usable(user), returnTo: login.return_to }
   }
 
@@ -204,7 +202,7 @@ export class OidcLogin {
       }
       throw error
     }
-    const user = await this.deps.access.userForIdentity(claims, Timestamp.fromDate(this.deps.clock.now()))
+    const user = await this.deps.access.userForIdentity(identityOf(claims), Timestamp.fromDate(this.deps.clock.now()))
     return {
       user: this.usable(user),
       tokens: {
@@ -244,6 +242,18 @@ export class OidcLogin {
 const JWT_CHECKS = new Set(['OAUTH_JWT_CLAIM_COMPARISON_FAILED', 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED', 'OAUTH_INVALID_RESPONSE'])
 
 const stringClaim = (v: unknown) => (typeof v === 'string' ? v : undefined)
+
+/**
+ * The identity to map to a platform user. An e-mail the provider says is unverified is left out:
+ * anyone could claim it, and it would link them to the account invited under that address.
+ */
+export function identityOf(claims: { sub: string; email?: unknown; email_verified?: unknown; name?: unknown }) {
+  return {
+    sub: claims.sub,
+    email: claims.email_verified === false ? undefined : stringClaim(claims.email),
+    name: stringClaim(claims.name),
+  }
+}
 
 /** Who did it, for audit events of a login: the user once known, else the anonymous caller of the public path. */
 export function userActor(user: UserRecord, request: AuditContext['request'], method: string): AuditContext {

@@ -1,7 +1,9 @@
 import { createServer } from 'node:net'
+import { Timestamp } from '@google-cloud/firestore'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { afterAll, describe, expect, it } from 'vitest'
 import { adminDeps, createAdminApp, type AdminDeps } from '../../functions/admin/app.js'
+import { identityOf } from '../../functions/admin/login.js'
 import { grant, seedUser } from '../../functions/admin/seed.js'
 import { Browser, browserLogin, startLoginStack, submitLoginForm, TEST_AUDIENCE } from '../support/oidc.js'
 import { testKernel } from '../support/env.js'
@@ -178,6 +180,40 @@ describe('admin: login through the OIDC provider', async () => {
       const location = new URL(res.headers.get('location')!)
       expect(location.searchParams.get('error')).toBe('invalid_request')
       expect(location.searchParams.get('error_description')).toMatch(/PKCE/)
+    })
+  })
+
+  describe('login state, cookies and identity', () => {
+    it('refuses an expired login state, and spends it', async () => {
+      const state = `expired-${Date.now()}`
+      const past = new Date(Date.now() - 60_000)
+      await world.deps.db.col('login_states').doc(state).create({
+        code_verifier: 'v'.repeat(43),
+        nonce: 'n',
+        return_to: '/api/v1/users/me',
+        created: Timestamp.fromDate(past),
+        expires_at: Timestamp.fromDate(past),
+      })
+      const res = await call(app, 'GET', `/api/v1/auth/callback?code=abc&state=${state}`, { headers: { cookie: `platform_login_state=${state}` } })
+      expect(res.status).toBe(400)
+      expect(res.body.detail).toMatch(/expired/)
+      expect((await world.deps.db.col('login_states').doc(state).get()).exists).toBe(false)
+    })
+
+    it('marks its cookies Secure when the service is public over https', async () => {
+      const deps = adminDeps(testKernel('admin', { ...stack.env, ADMIN_PUBLIC_URL: 'https://admin.example.org' }))
+      const httpsApp = createAdminApp(deps)
+      const start = await call(httpsApp, 'GET', '/api/v1/auth/login')
+      expect(start.status).toBe(302)
+      expect(new URL(start.headers.get('location')!).searchParams.get('redirect_uri')).toBe('https://admin.example.org/api/v1/auth/callback')
+      expect(start.headers.get('set-cookie')).toMatch(/^platform_login_state=[^;]+;.*Secure/)
+      const out = await call(httpsApp, 'POST', '/api/v1/auth/logout')
+      expect(out.headers.get('set-cookie')).toMatch(/^platform_session=;.*Max-Age=0.*Secure/)
+    })
+
+    it('leaves out an e-mail the provider marks unverified, so that it cannot link to an invited account', () => {
+      expect(identityOf({ sub: 's1', email: 'a@example.org', email_verified: false })).toEqual({ sub: 's1', email: undefined, name: undefined })
+      expect(identityOf({ sub: 's1', email: 'a@example.org', email_verified: true, name: 'A' })).toEqual({ sub: 's1', email: 'a@example.org', name: 'A' })
     })
   })
 
