@@ -80,6 +80,16 @@ describe('admin: login through the OIDC provider', async () => {
       expect(browser.cookie(adminUrl, 'platform_login_state')?.value).toBe(state)
     })
 
+    it('logs in again without the form while the provider session lasts, with a new platform session', async () => {
+      const browser = new Browser()
+      await browserLogin(browser, adminUrl, user)
+      const first = browser.cookie(adminUrl, 'platform_session')!.value
+      const { res, url } = await browser.follow(`${adminUrl}/api/v1/auth/login`)
+      expect(url).toBe(`${adminUrl}/api/v1/users/me`)
+      expect(res.status).toBe(200)
+      expect(browser.cookie(adminUrl, 'platform_session')!.value).not.toBe(first)
+    })
+
     it('lands on the return_to path after login', async () => {
       const browser = new Browser()
       const { url, res } = await browserLogin(browser, adminUrl, user, '/api/v1/projects')

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import type { Hono } from 'hono'
 import { createAdminApp } from '../../functions/admin/app.js'
-import { startOidcProvider, type RunningOidcProvider } from '../../emulators/oidc/provider.js'
+import { platformOidcEnv, startOidcProvider, type RunningOidcProvider } from '../../emulators/oidc/provider.js'
 import { makeWorld, rand } from './world.js'
 
 export const TEST_AUDIENCE = 'urn:pipeline-platform:api'
@@ -43,14 +43,7 @@ export async function startLoginStack() {
     redirect_uris: [`${admin.url}/api/v1/auth/callback`],
   }
   const provider = await startOidcProvider({ users: [user], clients: [client], audience: TEST_AUDIENCE })
-  const env = {
-    OIDC_ISSUER: provider.issuer,
-    OIDC_CLIENT_ID: client.client_id,
-    OIDC_CLIENT_SECRET: client.client_secret,
-    OIDC_AUDIENCE: TEST_AUDIENCE,
-    OIDC_ALLOW_HTTP: 'true',
-    ADMIN_PUBLIC_URL: admin.url,
-  }
+  const env = { ...platformOidcEnv(provider, client, TEST_AUDIENCE), ADMIN_PUBLIC_URL: admin.url }
   const world = await makeWorld(env)
   const app = createAdminApp(world.deps)
   admin.serve(app)
