@@ -89,6 +89,9 @@ function summary(suite: SuiteFile, passwordCreated: boolean): string {
 
 async function main() {
   const flags = parseFlags()
+  // Nothing here runs on Google Cloud: without this, every client library probes the metadata
+  // server on first use and prints a MetadataLookupWarning.
+  process.env.METADATA_SERVER_DETECTION ??= 'none'
   const say = flags.quiet ? undefined : (line: string) => process.stderr.write(`[local suite] ${line}\n`)
   let running: Awaited<ReturnType<typeof startSuite>> | undefined
   let signalled: NodeJS.Signals | undefined

@@ -6,6 +6,7 @@ import { resolve } from 'node:path'
 import { createAdaptorServer } from '@hono/node-server'
 import { PubSub } from '@google-cloud/pubsub'
 import { SERVICES } from '../functions/services.js'
+import { createBatchBackend, LocalBatchExecutor } from '../lib/batch/index.js'
 import { loadConfig, type Config } from '../lib/config.js'
 import { API_PREFIX, type KernelDeps } from '../lib/http.js'
 import { createKernel } from '../lib/kernel.js'
@@ -231,6 +232,13 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     const queueClient = new PubSub({ projectId: LOCAL_GCP_PROJECT, apiEndpoint: pubsub.host, emulatorMode: true })
     cleanups.push(() => queueClient.close())
     await ensureTopics(queueClient, [config.topics.runRequested, config.topics.jobStatus])
+
+    // Jobs of the local executor run in this process, whichever service or function started them;
+    // any executor on the same work root can end them all. Registered before the servers so it runs after they close.
+    const executor = createBatchBackend(config, { log: seedKernel.log, clock: seedKernel.clock, pubsub: queueClient })
+    cleanups.push(async () => {
+      if (executor instanceof LocalBatchExecutor) await executor.shutdown()
+    })
 
     for (const [name, def] of Object.entries(SERVICES)) {
       const port = ports.services[name]!
