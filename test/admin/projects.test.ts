@@ -61,6 +61,19 @@ describe('admin: organizations and projects', async () => {
     expect(res.status).toBe(404)
   })
 
+  it("refuses to grant project roles to another organization's service user", async () => {
+    const { org: otherOrg } = await world.otherProject()
+    const created = await call(app, 'POST', `/api/v1/organizations/${otherOrg.id}/service-users`, { token: world.owner.token, body: { name: 'ingest-bot' } })
+    expect(created.status).toBe(201)
+    const grant = await call(app, 'POST', `/api/v1/projects/${world.project.id}/members`, {
+      token: world.owner.token,
+      body: { user_id: created.body.id, roles: ['pipeline'] },
+    })
+    expect(grant.status).toBe(404)
+    const members = await call(app, 'GET', `/api/v1/projects/${world.project.id}/members`, { token: world.owner.token })
+    expect(members.body.map((m: { user_id: string }) => m.user_id)).not.toContain(created.body.id)
+  })
+
   it('sets and reads the default context', async () => {
     const analyst = await world.caller(['analyst'])
     const before = await call(app, 'GET', '/api/v1/users/me/default-context', { token: analyst.token })

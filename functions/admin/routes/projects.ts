@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi'
-import type { OrgRecord, Principal, ProjectRecord } from '../../../lib/access.js'
+import type { OrgRecord, Principal, ProjectRecord, UserRecord } from '../../../lib/access.js'
 import { iso } from '../../../lib/db.js'
 import { notFound } from '../../../lib/errors.js'
 import { auditContext, commonErrors, conflictError, json, loadProjectFor, requireOrg, resourceApp, type KernelDeps } from '../../../lib/http.js'
@@ -19,6 +19,11 @@ export function toProject(p: ProjectRecord, org: Pick<OrgRecord, 'name'> | undef
     credentials_configured: Boolean(p.credentials),
     created: iso(p.created)!,
   }
+}
+
+/** A service user acts only inside its own organization; a grant elsewhere is refused as if it did not exist. */
+function assertSameOrg(user: UserRecord, project: ProjectRecord) {
+  if (user.kind === 'service_user' && user.org_id !== project.org_id) throw notFound('user')
 }
 
 /** Projects the caller can see: explicit memberships, and every project of an organization they administer. */
@@ -128,6 +133,7 @@ export function projectRoutes(deps: KernelDeps, store: AdminStore) {
       const body = c.req.valid('json')
       const user = body.email ? await store.ensureUser(body.email) : await store.getUser(body.user_id!)
       if (!user) throw notFound('user')
+      assertSameOrg(user, project)
       const m = await store.setMemberRoles(auditContext(c), project, user, body.roles)
       return c.json(toMember({ ...m, user }), 200)
     },
@@ -147,6 +153,7 @@ export function projectRoutes(deps: KernelDeps, store: AdminStore) {
       const project = await loadProjectFor(deps, c, id, 'members.manage')
       const user = await store.getUser(user_id)
       if (!user) throw notFound('user')
+      assertSameOrg(user, project)
       const m = await store.setMemberRoles(auditContext(c), project, user, c.req.valid('json').roles)
       return c.json(toMember({ ...m, user }), 200)
     },
