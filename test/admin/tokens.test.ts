@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { sha256 } from '../../lib/ids.js'
 import { call, createAdminApp, makeWorld } from '../support/world.js'
 
@@ -69,6 +69,11 @@ describe('admin: personal access tokens', async () => {
     const first = await call(app, 'POST', '/api/v1/users/me/tokens', { token: user.token, body: { name: 'first' } })
     const second = await call(app, 'POST', '/api/v1/users/me/tokens', { token: user.token, body: { name: 'second' } })
     await call(app, 'GET', '/api/v1/users/me', { token: second.body.token })
+    // The last-use stamp is written in the background, off the request's path.
+    await vi.waitFor(async () => {
+      const listed = await call(app, 'GET', '/api/v1/users/me/tokens', { token: user.token })
+      expect(listed.body.find((t: { name: string }) => t.name === 'second')?.last_used_at).toEqual(expect.any(String))
+    })
     await call(app, 'DELETE', `/api/v1/users/me/tokens/${first.body.id}`, { token: user.token })
     const expired = await world.deps.tokens.createPersonal({ userId: user.user.id, name: 'old', now: new Date(Date.now() - 10 * DAY), expiresAt: new Date(Date.now() - DAY) })
 
