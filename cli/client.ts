@@ -48,8 +48,11 @@ export interface TokenResponse {
 
 export interface PipelineInput {
   name: string
-  /** string, integer, number, boolean, file, storage_path, or an array of one of these. */
-  type: string
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'file' | 'storage_path' | 'array'
+  /** The item type of an array input: string, file or storage_path. */
+  items?: string
+  min_items?: number
+  max_items?: number
   required: boolean
   description?: string
 }
@@ -59,41 +62,52 @@ export interface Pipeline {
   slug: string
   name: string
   version: string
-  type: 'direct_nextflow' | 'direct_wdl' | 'container_entrypoint' | string
-  container?: string
+  type: 'direct_nextflow' | 'direct_wdl' | 'container_entrypoint'
+  container: string
   tags: string[]
-  description?: string
-  inputs?: PipelineInput[]
-  required_inputs?: string[]
-  /** Pipelines that declare no inputs take any params (nfcore-demo). */
-  accepts_any_params?: boolean
-  default_profile?: string | null
+  description: string
+  inputs: PipelineInput[]
+  required_inputs: string[]
+  /** Params beyond the declared inputs are accepted and passed through. */
+  additional_params: boolean
+  default_profile?: string
+  /** platform: pre-registered, seen by every project; project: created in this project. */
+  scope?: 'platform' | 'project'
 }
 
 export interface Run {
   id: string
+  /** <slug>-<UTC timestamp> */
   name: string
   status: RunStatus
   pipeline_id: string
-  order_id?: string | null
+  pipeline_slug?: string
+  pipeline_version?: string
+  order_id?: string
   params: Record<string, unknown>
   tags: string[]
-  profile?: string | null
+  profile?: string
   created: string
-  started?: string | null
-  finished?: string | null
+  started?: string
+  finished?: string
   /** Seconds from started to finished. */
-  duration?: number | null
-  output?: string | null
-  error_message?: string | null
+  duration?: number
+  /** gs://<bucket>/runs/<id>/, on success. */
+  output?: string
+  error_message?: string
   /** Why a run is still queued (quota, permissions, connectivity), when the platform knows. */
-  status_reason?: string | null
+  status_reason?: string
 }
 
 export interface RunOutput {
+  /** Path below the run's output folder. */
+  name: string
+  /** Object name in the project bucket. */
   path: string
+  /** gs://<bucket>/<path> */
+  uri: string
   size: number
-  updated?: string
+  updated: string
   content_type?: string
 }
 
@@ -358,9 +372,8 @@ export class PlatformClient {
     return this.list<RunOutput>('compute', `/runs/${seg(id)}/outputs`, { project })
   }
 
-  /** The cancelled run, or undefined when the service answers 204 without a body. */
-  async cancelRun(project: string, id: string): Promise<Run | undefined> {
-    const res = await this.request<Run | undefined>('compute', 'DELETE', `/runs/${seg(id)}`, { project })
-    return res.body && typeof res.body === 'object' ? res.body : undefined
+  /** The run, now cancelled; a finished run is a 409. */
+  async cancelRun(project: string, id: string): Promise<Run> {
+    return (await this.request<Run>('compute', 'DELETE', `/runs/${seg(id)}`, { project })).body
   }
 }

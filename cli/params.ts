@@ -12,29 +12,19 @@ import { usageError } from './errors.js'
 
 const KEY_RE = /^[A-Za-z_][\w.-]*$/
 
-/** "array", "array<storage_path>", "storage_path[]", "array_of_files" are all arrays. */
-export function isArrayType(type: string): boolean {
-  return /^array/i.test(type) || type.endsWith('[]')
-}
-
-function elementType(type: string): string {
-  return (/^array[<_(\s]*(?:of[_\s]+)?([a-z_]+)/i.exec(type)?.[1] ?? /^([a-z_]+)\[\]$/i.exec(type)?.[1] ?? 'string').toLowerCase()
-}
+const isArray = (input: PipelineInput) => input.type === 'array'
 
 function convert(key: string, type: string, raw: string): unknown {
-  switch (type.toLowerCase()) {
+  switch (type) {
     case 'integer':
-    case 'int':
       if (!/^-?\d+$/.test(raw)) throw usageError(`--param ${key}: expected an integer, got '${raw}'`)
       return Number(raw)
-    case 'number':
-    case 'float': {
+    case 'number': {
       const n = Number(raw)
       if (raw.trim() === '' || !Number.isFinite(n)) throw usageError(`--param ${key}: expected a number, got '${raw}'`)
       return n
     }
     case 'boolean':
-    case 'bool':
       if (/^(true|yes|1)$/i.test(raw)) return true
       if (/^(false|no|0)$/i.test(raw)) return false
       throw usageError(`--param ${key}: expected true or false, got '${raw}'`)
@@ -68,9 +58,9 @@ export function paramsFromFlags(inputs: PipelineInput[], flags: string[]): Recor
       }
       continue
     }
-    if (input && isArrayType(input.type)) {
+    if (input && isArray(input)) {
       if (key in out && !appendable.has(key)) throw usageError(`--param ${key} is given twice`)
-      const type = elementType(input.type)
+      const type = input.items ?? 'string'
       const items = raw.split(',').map((s) => s.trim()).filter(Boolean).map((s) => convert(key, type, s))
       out[key] = [...((out[key] as unknown[] | undefined) ?? []), ...items]
       appendable.add(key)

@@ -52,9 +52,17 @@ export const pipelineColumns: Column<Pipeline>[] = [
   { header: 'NAME', value: (p) => p.name },
 ]
 
+/** "string", "array<storage_path>[2]", "array<file>[1..]" */
+export function inputType(input: PipelineInput): string {
+  if (input.type !== 'array') return input.type
+  const { min_items: min, max_items: max } = input
+  const count = min === undefined && max === undefined ? '' : min === max ? `[${min}]` : `[${min ?? 0}..${max ?? ''}]`
+  return `array<${input.items ?? 'string'}>${count}`
+}
+
 const inputColumns: Column<PipelineInput>[] = [
   { header: 'NAME', value: (i) => i.name },
-  { header: 'TYPE', value: (i) => i.type },
+  { header: 'TYPE', value: inputType },
   { header: 'REQUIRED', value: (i) => (i.required ? 'yes' : 'no') },
   { header: 'DESCRIPTION', value: (i) => i.description },
 ]
@@ -72,12 +80,7 @@ export function pipelineDetails(pipeline: Pipeline, versions?: string[]): string
   ]
   if (versions?.length) pairs.push(['versions', versions])
   const inputs = pipeline.inputs ?? []
-  const section = inputs.length
-    ? table(inputs, inputColumns)
-    : pipeline.required_inputs?.length
-      ? `required: ${pipeline.required_inputs.join(', ')}`
-      : pipeline.accepts_any_params
-        ? 'none declared: any params are passed to the pipeline'
-        : 'none'
+  const extra = pipeline.additional_params ? 'params beyond these are passed to the pipeline as given' : undefined
+  const section = inputs.length ? [table(inputs, inputColumns), extra].filter(Boolean).join('\n') : extra ? `none declared; ${extra}` : 'none'
   return `${fields(pairs)}\n\nINPUTS\n${section}`
 }

@@ -6,6 +6,7 @@ import { pipelineColumns } from '../../views.js'
 interface ListOptions {
   type?: string
   tag?: string
+  allVersions?: boolean
 }
 
 export function register(pipelines: Command, cli: Cli) {
@@ -14,11 +15,15 @@ export function register(pipelines: Command, cli: Cli) {
     .description('List the pipelines of the catalogue')
     .option('--type <type>', 'only this type: direct_nextflow, direct_wdl or container_entrypoint')
     .option('--tag <tag>', 'only pipelines with this tag')
+    .option('--all-versions', 'every version of each slug, not only the latest')
     .action(
       action(cli, async (session, command) => {
         const opts = command.opts<ListOptions>()
         const client = session.client()
-        const list = await client.listPipelines(await session.projectId(client), { type: opts.type, tag: opts.tag })
+        const all = await client.listPipelines(await session.projectId(client), { type: opts.type, tag: opts.tag })
+        // The service lists each slug's versions highest first, so the first seen is the latest.
+        const seen = new Set<string>()
+        const list = opts.allVersions ? all : all.filter((p) => !seen.has(p.slug) && seen.add(p.slug))
         session.out.result(list, () => (list.length ? table(list, pipelineColumns) : 'No pipelines.'))
       }),
     )

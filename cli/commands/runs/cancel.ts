@@ -23,7 +23,7 @@ export function register(runs: Command, cli: Cli) {
             return EXIT.ok
           }
         }
-        const cancelled = (await client.cancelRun(project, id)) ?? (await client.getRun(project, id))
+        const cancelled = await client.cancelRun(project, id)
         session.out.result(cancelled, () => `Cancelled run ${cancelled.name} (${cancelled.id}).`)
       }),
     )

@@ -15,9 +15,10 @@ export function register(runs: Command, cli: Cli) {
         session.out.result(files, () =>
           files.length
             ? table(files, [
-                { header: 'PATH', value: (f) => f.path },
+                { header: 'NAME', value: (f) => f.name },
                 { header: 'SIZE', value: (f) => f.size },
                 { header: 'UPDATED', value: (f) => formatTime(f.updated) },
+                { header: 'URI', value: (f) => f.uri },
               ])
             : 'No output files.',
         )
