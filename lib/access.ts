@@ -72,10 +72,11 @@ export class AccessStore {
   }
 
   /** The platform account of an identity-provider user: by subject, else by e-mail (then linked), else a new one with no roles. */
-  async userForIdentity(claims: { sub: string; email?: string; name?: string }, now: Timestamp): Promise<UserRecord> {
+  async userForIdentity(claims: { sub: string; email?: string; email_verified?: boolean; name?: string }, now: Timestamp): Promise<UserRecord> {
     const bySub = await this.findUserBy('oidc_subject', claims.sub)
     if (bySub) return bySub
-    const email = claims.email?.toLowerCase()
+    // Only an address the provider vouches for may claim an invited account.
+    const email = claims.email_verified === false ? undefined : claims.email?.toLowerCase()
     return this.db.firestore.runTransaction(async (tx) => {
       if (email) {
         const q = await tx.get(this.db.col('users').where('email', '==', email).limit(1))

@@ -79,9 +79,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`)
   }
   const e = parsed.data
-  const oidcSet = [e.OIDC_ISSUER, e.OIDC_CLIENT_ID].filter(Boolean).length
-  if (oidcSet === 1) {
-    throw new ConfigError('invalid configuration: OIDC_ISSUER and OIDC_CLIENT_ID must be set together')
+  const oidcSet = [e.OIDC_ISSUER, e.OIDC_CLIENT_ID, e.OIDC_AUDIENCE].filter(Boolean).length
+  if (oidcSet > 0 && oidcSet < 3) {
+    // Without an audience of its own the API would accept ID tokens (aud = client id) as access tokens.
+    throw new ConfigError('invalid configuration: OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_AUDIENCE must be set together')
+  }
+  if (e.OIDC_AUDIENCE && e.OIDC_AUDIENCE === e.OIDC_CLIENT_ID) {
+    throw new ConfigError('invalid configuration: OIDC_AUDIENCE must differ from OIDC_CLIENT_ID (the API resource, not the client)')
   }
   if (e.BATCH_BACKEND === 'local' && !e.LOCAL_WORK_ROOT) {
     throw new ConfigError('invalid configuration: LOCAL_WORK_ROOT is required when BATCH_BACKEND=local')
@@ -100,12 +104,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     collectionPrefix: e.COLLECTION_PREFIX,
     topics: { runRequested: e.TOPIC_RUN_REQUESTED, jobStatus: e.TOPIC_JOB_STATUS },
     oidc:
-      e.OIDC_ISSUER && e.OIDC_CLIENT_ID
+      e.OIDC_ISSUER && e.OIDC_CLIENT_ID && e.OIDC_AUDIENCE
         ? {
             issuer: e.OIDC_ISSUER,
             clientId: e.OIDC_CLIENT_ID,
             clientSecret: e.OIDC_CLIENT_SECRET,
-            audience: e.OIDC_AUDIENCE ?? e.OIDC_CLIENT_ID,
+            audience: e.OIDC_AUDIENCE,
             algorithms,
             allowHttp: e.OIDC_ALLOW_HTTP,
           }

@@ -32,7 +32,7 @@ export class OidcVerifier {
     return this.keys
   }
 
-  async verify(token: string): Promise<JWTPayload & { sub: string; email?: string; name?: string }> {
+  async verify(token: string): Promise<JWTPayload & { sub: string; email?: string; email_verified?: boolean; name?: string }> {
     const keys = await this.jwks()
     try {
       const { payload } = await jwtVerify(token, keys, {
@@ -42,7 +42,7 @@ export class OidcVerifier {
         requiredClaims: ['exp', 'sub'],
         clockTolerance: 5,
       })
-      return payload as JWTPayload & { sub: string; email?: string; name?: string }
+      return payload as JWTPayload & { sub: string; email?: string; email_verified?: boolean; name?: string }
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) throw unauthorized('token expired')
       if (err instanceof joseErrors.JOSEError) throw unauthorized(`invalid token: ${err.code}`)
