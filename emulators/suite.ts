@@ -21,10 +21,13 @@ import {
   writeSuiteFile,
   type SuiteFile,
 } from './data-dir.js'
-import { startOidcProvider } from './oidc/provider.js'
+import { ensureTopics, FUNCTION_NAMES, hostFunctions } from './functions.js'
+import { platformOidcEnv, startOidcProvider } from './oidc/provider.js'
 import { emulatorCommand, startFirestoreEmulator, startPubsubEmulator, type RunningProcess } from './processes.js'
 import { allPorts, suitePorts } from './ports.js'
 import { runSeeders, SEED, seedBase } from './seed.js'
+import { orchestratorDeps } from '../orchestrator/deps.js'
+import { registerOrchestrator } from '../orchestrator/functions.js'
 
 export const LOCAL_GCP_PROJECT = 'platform-local'
 /** The platform's OAuth client at the local identity provider, and the `aud` of the access tokens it issues. */
@@ -90,7 +93,8 @@ export function suiteEnv(opts: {
   pubsubHost: string
   signingSecret: string
   services: Record<string, string>
-  oidc?: { issuer: string; clientId: string; clientSecret: string; audience: string }
+  /** platformOidcEnv of the suite's provider. */
+  oidcEnv: Record<string, string>
   quiet: boolean
 }): Record<string, string | undefined> {
   const l = layout(opts.dataDir)
@@ -98,11 +102,7 @@ export function suiteEnv(opts: {
     GOOGLE_CLOUD_PROJECT: LOCAL_GCP_PROJECT,
     FIRESTORE_EMULATOR_HOST: opts.firestoreHost,
     PUBSUB_EMULATOR_HOST: opts.pubsubHost,
-    OIDC_ISSUER: opts.oidc?.issuer,
-    OIDC_CLIENT_ID: opts.oidc?.clientId,
-    OIDC_CLIENT_SECRET: opts.oidc?.clientSecret,
-    OIDC_AUDIENCE: opts.oidc?.audience,
-    OIDC_ALLOW_HTTP: 'true',
+    ...opts.oidcEnv,
     ADMIN_PUBLIC_URL: opts.services.admin,
     BATCH_BACKEND: 'local',
     LOCAL_WORK_ROOT: l.work,
@@ -155,7 +155,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     for (const dir of [l.work, l.buckets, l.logs, l.pubsub]) await mkdir(dir, { recursive: true })
     const { state, created: passwordCreated } = await loadState(l)
 
-    const ports = suitePorts(opts.basePort, SERVICES, [])
+    const ports = suitePorts(opts.basePort, SERVICES, FUNCTION_NAMES)
     for (const port of allPorts(ports)) await ensurePortFree(port)
 
     const logTo = (name: string) => {
@@ -208,7 +208,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
         pubsubHost: pubsub.host,
         signingSecret: state.signing_secret,
         services: serviceUrls,
-        oidc: { issuer: provider.issuer, clientId: oidcClient.client_id, clientSecret: oidcClient.client_secret, audience: LOCAL_OIDC_AUDIENCE },
+        oidcEnv: platformOidcEnv(provider, oidcClient, LOCAL_OIDC_AUDIENCE),
         quiet: opts.quiet,
       }),
     )
@@ -233,6 +233,11 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     cleanups.push(() => queueClient.close())
     await ensureTopics(queueClient, [config.topics.runRequested, config.topics.jobStatus])
 
+    // The functions first: a run accepted by the compute service is picked up as soon as it is published.
+    registerOrchestrator(orchestratorDeps(kernelFor('orchestrator')))
+    const functions = await hostFunctions({ config, pubsub: queueClient, ports: ports.functions, log: seedKernel.log, listen, close: closeServer })
+    cleanups.push(() => functions.stop())
+
     // Jobs of the local executor run in this process, whichever service or function started them;
     // any executor on the same work root can end them all. Registered before the servers so it runs after they close.
     const executor = createBatchBackend(config, { log: seedKernel.log, clock: seedKernel.clock, pubsub: queueClient })
@@ -256,7 +261,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
 
     const suite: SuiteFile = {
       services: serviceUrls,
-      functions: {},
+      functions: functions.urls,
       oidc_issuer: provider.issuer,
       oidc_client_id: oidcClient.client_id,
       project_id: base.project.id,
@@ -276,17 +281,5 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
   } catch (err) {
     await stop()
     throw err
-  }
-}
-
-const ALREADY_EXISTS = 6
-
-async function ensureTopics(pubsub: PubSub, names: string[]) {
-  for (const name of names) {
-    try {
-      await pubsub.createTopic(name)
-    } catch (err) {
-      if ((err as { code?: number }).code !== ALREADY_EXISTS) throw err
-    }
   }
 }

@@ -1,0 +1,104 @@
+import type { Server } from 'node:http'
+import { getTestServer } from '@google-cloud/functions-framework/testing'
+import type { PubSub } from '@google-cloud/pubsub'
+import type { Config } from '../lib/config.js'
+import type { Logger } from '../lib/log.js'
+import { ORCHESTRATOR_FUNCTIONS } from '../orchestrator/functions.js'
+
+/**
+ * The orchestrator's functions hosted as in the cloud: each registered functions-framework
+ * function on its own local port, each CloudEvent function fed by a Pub/Sub push subscription on
+ * its topic (the emulator delivers them as Cloud Pub/Sub does), and the reconciler called over
+ * HTTP on a schedule, as Cloud Scheduler would.
+ */
+
+export const FUNCTION_NAMES = ORCHESTRATOR_FUNCTIONS.map((f) => f.name)
+/** Cloud Scheduler's cadence for the reconciler in infra/. */
+export const RECONCILE_EVERY_MS = 30_000
+const ACK_DEADLINE_SECONDS = 60
+const ALREADY_EXISTS = 6
+
+export const subscriptionName = (topic: string, fn: string) => `${topic}--${fn}`
+
+/**
+ * The functions-framework reads the topic from the push endpoint's path
+ * (/projects/<project>/topics/<topic>) when it turns a raw push request into a CloudEvent.
+ */
+export const pushEndpoint = (url: string, config: Config, topic: string) => `${url}/projects/${config.gcpProject}/topics/${topic}`
+
+async function ignoreExisting(create: () => Promise<unknown>) {
+  try {
+    await create()
+    return true
+  } catch (err) {
+    if ((err as { code?: number }).code !== ALREADY_EXISTS) throw err
+    return false
+  }
+}
+
+export async function ensureTopics(pubsub: PubSub, names: string[]) {
+  for (const name of names) await ignoreExisting(() => pubsub.createTopic(name))
+}
+
+/** A push subscription to `endpoint`; one kept from a previous start (another --base-port, say) is pointed at it again. */
+export async function ensurePushSubscription(pubsub: PubSub, topic: string, name: string, endpoint: string) {
+  const created = await ignoreExisting(() => pubsub.topic(topic).createSubscription(name, { pushConfig: { pushEndpoint: endpoint }, ackDeadlineSeconds: ACK_DEADLINE_SECONDS }))
+  if (!created) await pubsub.subscription(name).modifyPushConfig({ pushEndpoint: endpoint })
+}
+
+export interface HostedFunctions {
+  urls: Record<string, string>
+  /** Stops the schedule and closes the servers. */
+  stop(): Promise<void>
+}
+
+/**
+ * Serves every function of ORCHESTRATOR_FUNCTIONS, which must already be registered with the
+ * functions-framework (registerOrchestrator), on the given ports, then wires their triggers.
+ */
+export async function hostFunctions(opts: {
+  config: Config
+  pubsub: PubSub
+  ports: Record<string, number>
+  log: Logger
+  listen(server: Server, port: number, what: string): Promise<void>
+  close(server: Server): Promise<void>
+}): Promise<HostedFunctions> {
+  const servers: Server[] = []
+  const urls: Record<string, string> = {}
+  let timer: NodeJS.Timeout | undefined
+  const stop = async () => {
+    if (timer) clearInterval(timer)
+    await Promise.all(servers.splice(0).map((s) => opts.close(s)))
+  }
+  try {
+    for (const fn of ORCHESTRATOR_FUNCTIONS) {
+      const port = opts.ports[fn.name]
+      if (port === undefined) throw new Error(`no port for the function ${fn.name}`)
+      const server = getTestServer(fn.name)
+      await opts.listen(server, port, `the ${fn.name} function`)
+      servers.push(server)
+      urls[fn.name] = `http://127.0.0.1:${port}`
+    }
+    for (const fn of ORCHESTRATOR_FUNCTIONS) {
+      if (fn.kind !== 'cloudevent') continue
+      const topic = fn.topic(opts.config)
+      await ensurePushSubscription(opts.pubsub, topic, subscriptionName(topic, fn.name), pushEndpoint(urls[fn.name]!, opts.config, topic))
+    }
+    const reconcileUrl = urls.reconcile
+    if (reconcileUrl) {
+      timer = setInterval(() => {
+        fetch(reconcileUrl, { method: 'POST' })
+          .then(async (res) => {
+            if (!res.ok) opts.log.warn('scheduled reconcile failed', { status: res.status, body: await res.text() })
+          })
+          .catch((err: unknown) => opts.log.warn('scheduled reconcile failed', { error: err }))
+      }, RECONCILE_EVERY_MS)
+      timer.unref()
+    }
+    return { urls, stop }
+  } catch (err) {
+    await stop()
+    throw err
+  }
+}
