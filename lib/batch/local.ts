@@ -351,6 +351,7 @@ export class LocalBatchExecutor implements BatchBackend {
   }
 
   private async readFile(dir: string): Promise<JobFile | undefined> {
+    if (!existsSync(dir)) return undefined
     const path = join(dir, 'job.json')
     for (let attempt = 0; attempt < 20; attempt++) {
       if (existsSync(path)) return JSON.parse(await readFile(path, 'utf8')) as JobFile

@@ -5,16 +5,14 @@ import { PubSub, type Message, type Subscription } from '@google-cloud/pubsub'
 import type { Config } from '../../lib/config.js'
 import { testConfig } from '../support/env.js'
 
-/** A config for the local suite's backends: local executor and local bucket folders under fresh temporary folders. */
-export async function localConfig(env: Record<string, string> = {}): Promise<Config> {
+/** Settings for the local suite's backends: the local executor and local bucket folders, under a fresh temporary folder. */
+export async function localEnv(): Promise<Record<string, string>> {
   const root = await mkdtemp(join(tmpdir(), 'orchestrator-test-'))
-  return testConfig({
-    BATCH_BACKEND: 'local',
-    LOCAL_WORK_ROOT: join(root, 'work'),
-    STORAGE_BACKEND: 'local',
-    LOCAL_STORAGE_ROOT: join(root, 'buckets'),
-    ...env,
-  })
+  return { BATCH_BACKEND: 'local', LOCAL_WORK_ROOT: join(root, 'work'), STORAGE_BACKEND: 'local', LOCAL_STORAGE_ROOT: join(root, 'buckets') }
+}
+
+export async function localConfig(env: Record<string, string> = {}): Promise<Config> {
+  return testConfig({ ...(await localEnv()), ...env })
 }
 
 export function pubsubFor(config: Config): PubSub {
