@@ -30,6 +30,17 @@ describe.sequential('the local suite (npm start)', () => {
     return { status: res.status, body: (await res.json()) as Array<{ id: string; name: string; bucket_name: string; org_id: string }> }
   }
 
+  async function compute(suite: SpawnedSuite, path: string, init: { method?: string; body?: unknown } = {}) {
+    const res = await fetch(`${suite.suite.services.compute}/api/v1${path}`, {
+      method: init.method ?? 'GET',
+      headers: { authorization: `Bearer ${suite.suite.token}`, 'x-project-id': suite.suite.project_id, 'content-type': 'application/json' },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    })
+    return { status: res.status, body: (await res.json()) as any }
+  }
+
+  let runId: string | undefined
+
   function emulatorProcesses(base: number): ProcessInfo[] {
     return processTable().filter((p) => p.args.includes(`--port=${base + 80}`) || p.args.includes(`--port=${base + 85}`))
   }
@@ -75,6 +86,26 @@ describe.sequential('the local suite (npm start)', () => {
     expect(wrong.status).toBe(401)
   })
 
+  it('runs a submitted hello-local run to success through the orchestrator functions and the local executor', { timeout: 60_000 }, async () => {
+    const pipelines = await compute(first!, '/pipelines')
+    expect(pipelines.status).toBe(200)
+    const hello = (pipelines.body as Array<{ id: string; slug: string }>).find((p) => p.slug === 'hello-local')
+    expect(hello).toBeDefined()
+
+    const submitted = await compute(first!, '/runs', { method: 'POST', body: { pipeline_id: hello!.id, params: { greeting: 'hello from the e2e test' } } })
+    expect(submitted.status).toBe(201)
+    runId = submitted.body.id as string
+    // Pub/Sub push → runRequested → local executor → job-state push → jobStateChanged: nothing here calls them directly.
+    await expect
+      .poll(async () => (await compute(first!, `/runs/${runId}`)).body.status, { timeout: 30_000, interval: 250 })
+      .toBe('succeeded')
+    const outputs = await compute(first!, `/runs/${runId}/outputs`)
+    expect((outputs.body as Array<{ name: string }>).map((o) => o.name)).toContain('hello.txt')
+
+    const reconcile = await fetch(first!.suite.functions.reconcile!, { method: 'POST' })
+    expect(reconcile.status).toBe(200)
+  })
+
   it('refuses a second start on the same data folder while the first runs, naming its pid', { timeout: 60_000 }, async () => {
     const other = await freeBasePort()
     const result = await runStart(['--data-dir', dataDir, '--base-port', String(other)])
@@ -112,6 +143,9 @@ describe.sequential('the local suite (npm start)', () => {
     const { status, body } = await projects(second, first!.suite.token)
     expect(status).toBe(200)
     expect(body.map((p) => p.id)).toEqual([first!.suite.project_id])
+    const run = await compute(second, `/runs/${runId}`)
+    expect(run.status).toBe(200)
+    expect(run.body.status).toBe('succeeded')
 
     expect(await second.stop('SIGTERM')).toEqual({ code: 0, signal: null })
     expect(emulatorProcesses(basePort)).toEqual([])
