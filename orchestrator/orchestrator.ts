@@ -149,13 +149,13 @@ export function createOrchestrator(deps: OrchestratorDeps) {
   }
 
   /** Moves a run forward to where its job is; status only ever moves forward, so replays and reorders are harmless. */
-  async function settleFromJob(run: RunRecord, status: RunStatus, at: Date, job?: BatchJobView) {
+  async function settleFromJob(run: RunRecord, status: RunStatus, at: Date, job: BatchJobView | undefined, source: string) {
     return runs.applyJobState(run.id, {
       status,
       at,
       ...(status === 'succeeded' ? { output: outputLocation(run.bucket_name, run.id) } : {}),
       ...(status === 'failed' ? { error_message: errorMessageOf(job ?? (run.job ? await batch.getJob(run.job.name) : undefined)) } : {}),
-      source: SOURCE,
+      source,
     })
   }
 
@@ -192,7 +192,7 @@ export function createOrchestrator(deps: OrchestratorDeps) {
     const status = fromBatchState(state)
     if (!status) return
     if (status === 'failed') job ??= await batch.getJob(jobName)
-    const result = await settleFromJob(run, status, at, job)
+    const result = await settleFromJob(run, status, at, job, SOURCE)
     log.info('job state applied', { run_id: runId, state, status, changed: result.changed })
   }
 
@@ -210,7 +210,8 @@ export function createOrchestrator(deps: OrchestratorDeps) {
 
     for (const run of await runs.listUnpublished(new Date(now.getTime() - UNPUBLISHED_GRACE_MS), RECONCILE_BATCH)) {
       try {
-        await queue.publish('run.requested', { run_id: run.id, project_id: run.project_id })
+        // A run with a job was dispatched already, whatever the record says about its message.
+        if (!run.job) await queue.publish('run.requested', { run_id: run.id, project_id: run.project_id })
         await runs.markPublished(run.id)
         report.republished.push(run.id)
       } catch (err) {
@@ -224,9 +225,14 @@ export function createOrchestrator(deps: OrchestratorDeps) {
         const job = run.job ? await batch.getJob(run.job.name) : undefined
         const status = job ? fromBatchState(job.state) : undefined
         let result
-        if (status) {
-          const at = [...(job?.events ?? [])].reverse().find((e) => e.newState === job?.state)?.at ?? now
-          result = await settleFromJob(run, status, at, job)
+        if (job && status) {
+          const when = (state: string) => [...job.events].reverse().find((e) => e.newState === state)?.at
+          const startedAt = when('RUNNING')
+          if (run.status === 'queued' && TERMINAL.has(status) && startedAt) {
+            // The job's own events say when it started: the run keeps a start time and a duration.
+            await runs.applyJobState(run.id, { status: 'running', at: startedAt, source: 'reconciler' })
+          }
+          result = await settleFromJob(run, status, when(job.state) ?? now, job, 'reconciler')
         } else if (!job || ['DELETION_IN_PROGRESS', 'CANCELLATION_IN_PROGRESS', 'CANCELLED'].includes(job.state)) {
           // The job went away without the platform cancelling the run: the run can never finish otherwise.
           const error_message = job
