@@ -1,0 +1,440 @@
+#!/usr/bin/env bash
+# Deploys the platform to one Google Cloud project: APIs, service accounts and their roles,
+# Firestore (database, rules, indexes), buckets, Pub/Sub topics and push subscriptions, one Cloud
+# Function (gen2) per HTTP service of functions/services.ts, the orchestrator functions and the
+# reconciler's Cloud Scheduler job. Safe to run again: what exists is updated or left alone.
+#
+#   PROJECT_ID=my-lab-prod bash infra/deploy.sh [--config infra/deploy.env] [--dry-run]
+#
+# Every setting is a variable (environment or --config file); see infra/README.md.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DRY_RUN=false
+
+usage() {
+  sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  echo
+  echo "Options:"
+  echo "  --dry-run        print every command instead of running it (nothing is created or changed)"
+  echo "  --config FILE    read the variables from FILE (bash KEY=VALUE lines) before the environment's defaults apply"
+  echo "  -h, --help       this text"
+}
+
+die() {
+  echo "deploy: $*" >&2
+  exit 1
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry-run) DRY_RUN=true ;;
+    --config)
+      [ $# -ge 2 ] || die "--config needs a file"
+      [ -r "$2" ] || die "cannot read the config file $2"
+      # shellcheck disable=SC1090
+      set -a && . "$2" && set +a
+      shift
+      ;;
+    --config=*)
+      f=${1#--config=}
+      [ -r "$f" ] || die "cannot read the config file $f"
+      # shellcheck disable=SC1090
+      set -a && . "$f" && set +a
+      ;;
+    -h | --help) usage && exit 0 ;;
+    *) die "unknown argument $1 (see --help)" ;;
+  esac
+  shift
+done
+
+# ---------------------------------------------------------------------------------------------
+# Settings
+# ---------------------------------------------------------------------------------------------
+[ -n "${PROJECT_ID:-}" ] || die "PROJECT_ID is required: the Google Cloud project to deploy to"
+[[ "$PROJECT_ID" =~ ^[a-z][a-z0-9-]{4,28}[a-z0-9]$ ]] || die "PROJECT_ID '$PROJECT_ID' is not a Google Cloud project id"
+REGION=${REGION:-europe-west4}
+FIRESTORE_LOCATION=${FIRESTORE_LOCATION:-$REGION}
+BATCH_REGION=${BATCH_REGION:-$REGION}
+SCHEDULER_REGION=${SCHEDULER_REGION:-$REGION}
+BUCKET_LOCATION=${BUCKET_LOCATION:-$REGION}
+BUCKETS=${BUCKETS:-}
+FUNCTIONS_ENV_FILE=${FUNCTIONS_ENV_FILE:-$REPO/infra/functions.env}
+FUNCTION_SECRETS=${FUNCTION_SECRETS:-}
+FUNCTION_PREFIX=${FUNCTION_PREFIX:-}
+RUNTIME_SA_NAME=${RUNTIME_SA_NAME:-platform-functions}
+BATCH_SA_NAME=${BATCH_SA_NAME:-platform-batch}
+PUSH_SA_NAME=${PUSH_SA_NAME:-platform-push}
+BUILD_SERVICE_ACCOUNT=${BUILD_SERVICE_ACCOUNT:-}
+TOPIC_RUN_REQUESTED=${TOPIC_RUN_REQUESTED:-run-requested}
+TOPIC_JOB_STATUS=${TOPIC_JOB_STATUS:-batch-job-status}
+DEAD_LETTER_TOPIC=${DEAD_LETTER_TOPIC:-platform-dead-letter}
+MAX_DELIVERY_ATTEMPTS=${MAX_DELIVERY_ATTEMPTS:-10}
+RECONCILE_SCHEDULE=${RECONCILE_SCHEDULE:-*/5 * * * *}
+SCHEDULER_TIME_ZONE=${SCHEDULER_TIME_ZONE:-Etc/UTC}
+ENTRY_RUN_REQUESTED=${ENTRY_RUN_REQUESTED:-runRequested}
+ENTRY_JOB_STATE=${ENTRY_JOB_STATE:-jobStateChanged}
+ENTRY_RECONCILE=${ENTRY_RECONCILE:-reconcile}
+FUNCTION_MEMORY=${FUNCTION_MEMORY:-512Mi}
+FUNCTION_CPU=${FUNCTION_CPU:-1}
+FUNCTION_CONCURRENCY=${FUNCTION_CONCURRENCY:-40}
+FUNCTION_MIN_INSTANCES=${FUNCTION_MIN_INSTANCES:-0}
+FUNCTION_MAX_INSTANCES=${FUNCTION_MAX_INSTANCES:-20}
+RUNTIME=nodejs20
+# Only the default database: lib/db.ts opens no other.
+DATABASE='(default)'
+
+RUNTIME_SA="$RUNTIME_SA_NAME@$PROJECT_ID.iam.gserviceaccount.com"
+BATCH_SA="$BATCH_SA_NAME@$PROJECT_ID.iam.gserviceaccount.com"
+PUSH_SA="$PUSH_SA_NAME@$PROJECT_ID.iam.gserviceaccount.com"
+
+# Function names are lowercase with hyphens (Cloud Functions gen2); entry points keep the code's names.
+fn_name() { printf '%s%s' "$FUNCTION_PREFIX" "$(printf '%s' "$1" | sed -E 's/([a-z0-9])([A-Z])/\1-\2/g; s/_/-/g' | tr '[:upper:]' '[:lower:]')"; }
+
+# gcloud must never wait for an answer: CI has no stdin.
+export CLOUDSDK_CORE_DISABLE_PROMPTS=1
+
+# ---------------------------------------------------------------------------------------------
+# Running, or printing under --dry-run
+# ---------------------------------------------------------------------------------------------
+quote() {
+  local out=() a
+  for a in "$@"; do
+    if [[ "$a" =~ ^[A-Za-z0-9_@%+=:,./-]+$ ]]; then out+=("$a"); else out+=("'${a//\'/\'\\\'\'}'"); fi
+  done
+  printf '%s\n' "${out[*]}"
+}
+
+# Runs a command that changes something.
+run() {
+  if $DRY_RUN; then quote "$@"; else "$@"; fi
+}
+
+# The same, for commands that echo the whole resulting policy: only the plan line is worth showing.
+run_q() {
+  if $DRY_RUN; then quote "$@"; else "$@" >/dev/null; fi
+}
+
+# A read-only probe ("does it exist?"). Under --dry-run it is printed and answers "no", so that the
+# plan shows every create.
+exists() {
+  if $DRY_RUN; then
+    printf '# if missing: '
+    quote "$@"
+    return 1
+  fi
+  "$@" >/dev/null 2>&1
+}
+
+# A read-only command whose output the deploy needs; under --dry-run a placeholder stands for it.
+capture() {
+  local placeholder=$1
+  shift
+  if $DRY_RUN; then
+    printf '# %s := ' "$placeholder" >&2
+    quote "$@" >&2
+    printf '<%s>' "$placeholder"
+  else
+    "$@"
+  fi
+}
+
+# Runs a create that may find its object already there (and so is done).
+run_create() {
+  if $DRY_RUN; then
+    quote "$@"
+    return 0
+  fi
+  local err
+  if ! err=$("$@" 2>&1 >/dev/null); then
+    if grep -qiE 'already exists|ALREADY_EXISTS' <<<"$err"; then
+      echo "  (already there)"
+    else
+      echo "$err" >&2
+      return 1
+    fi
+  fi
+}
+
+step() { echo "# == $* =="; }
+
+# ---------------------------------------------------------------------------------------------
+# Preflight
+# ---------------------------------------------------------------------------------------------
+command -v node >/dev/null || die "node (20 or later) is required"
+[ -x "$REPO/node_modules/.bin/tsx" ] || die "run 'npm ci' first: the deploy reads the service registry and checks the configuration with the platform's own code"
+$DRY_RUN || command -v gcloud >/dev/null || die "the Google Cloud CLI (gcloud) is required"
+$DRY_RUN || command -v curl >/dev/null || die "curl is required (Firestore rules are released through the Firebase Rules API)"
+
+tsx() { "$REPO/node_modules/.bin/tsx" "$@"; }
+
+if [ -n "${SERVICES:-}" ]; then
+  read -ra SERVICE_NAMES <<<"$SERVICES"
+else
+  mapfile -t SERVICE_NAMES < <(tsx "$REPO/scripts/services.ts" | cut -d' ' -f1)
+fi
+[ ${#SERVICE_NAMES[@]} -gt 0 ] || die "no HTTP service found in functions/services.ts"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/platform-deploy.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+# The functions' environment: the operator's file, the values this deploy decides, and a check
+# by lib/config.ts. Secrets come from Secret Manager, never from the file.
+ENV_ARGS=(
+  --set "GOOGLE_CLOUD_PROJECT=$PROJECT_ID"
+  --set "TOPIC_RUN_REQUESTED=$TOPIC_RUN_REQUESTED"
+  --set "TOPIC_JOB_STATUS=$TOPIC_JOB_STATUS"
+  --set "BATCH_BACKEND=cloud"
+  --set "BATCH_REGION=$BATCH_REGION"
+  --set "STORAGE_BACKEND=gcs"
+  --default "LOG_LEVEL=info"
+)
+for s in "${SERVICE_NAMES[@]}"; do
+  if [ "$s" = admin ]; then ENV_ARGS+=(--default "ADMIN_PUBLIC_URL=https://$REGION-$PROJECT_ID.cloudfunctions.net/$(fn_name admin)"); fi
+done
+SECRET_NAMES=()
+if [ -n "$FUNCTION_SECRETS" ]; then
+  IFS=',' read -ra secret_refs <<<"$FUNCTION_SECRETS"
+  for ref in "${secret_refs[@]}"; do
+    [[ "$ref" =~ ^([A-Z][A-Z0-9_]*)=([A-Za-z0-9_-]+):([a-z0-9]+)$ ]] || die "FUNCTION_SECRETS entry '$ref' is not KEY=secret-name:version"
+    ENV_ARGS+=(--secret "${BASH_REMATCH[1]}")
+    SECRET_NAMES+=("${BASH_REMATCH[2]}")
+  done
+fi
+if [ -f "$FUNCTIONS_ENV_FILE" ]; then
+  ENV_ARGS+=(--file "$FUNCTIONS_ENV_FILE")
+else
+  echo "# note: no functions env file at $FUNCTIONS_ENV_FILE; deploying with the derived settings only (no OIDC login)" >&2
+fi
+ENV_YAML="$WORK/functions-env.yaml"
+tsx "$REPO/scripts/deploy-env.ts" "${ENV_ARGS[@]}" >"$ENV_YAML" || die "fix the functions' environment (FUNCTIONS_ENV_FILE=$FUNCTIONS_ENV_FILE) and run again"
+COLLECTION_PREFIX=$(sed -n 's/^COLLECTION_PREFIX: "\(.*\)"$/\1/p' "$ENV_YAML")
+
+echo "# Deploying the pipeline platform to project $PROJECT_ID, region $REGION$($DRY_RUN && echo ' (dry run: nothing is changed)')"
+echo "# HTTP services: ${SERVICE_NAMES[*]}"
+echo "# Functions environment ($ENV_YAML):"
+sed 's/^/#   /' "$ENV_YAML"
+
+G=(--project="$PROJECT_ID")
+
+# ---------------------------------------------------------------------------------------------
+step "APIs"
+# ---------------------------------------------------------------------------------------------
+run gcloud services enable "${G[@]}" \
+  cloudfunctions.googleapis.com run.googleapis.com cloudbuild.googleapis.com artifactregistry.googleapis.com \
+  firestore.googleapis.com firebaserules.googleapis.com pubsub.googleapis.com batch.googleapis.com \
+  compute.googleapis.com logging.googleapis.com iam.googleapis.com iamcredentials.googleapis.com \
+  cloudscheduler.googleapis.com secretmanager.googleapis.com storage.googleapis.com
+
+PROJECT_NUMBER=$(capture PROJECT_NUMBER gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)')
+PUBSUB_AGENT="service-$PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com"
+
+# ---------------------------------------------------------------------------------------------
+step "Service accounts and their roles"
+# ---------------------------------------------------------------------------------------------
+ensure_sa() {
+  local name=$1 display=$2
+  exists gcloud iam service-accounts describe "$name@$PROJECT_ID.iam.gserviceaccount.com" "${G[@]}" ||
+    run gcloud iam service-accounts create "$name" "${G[@]}" --display-name="$display"
+}
+ensure_sa "$RUNTIME_SA_NAME" "Pipeline platform: Cloud Functions runtime"
+ensure_sa "$BATCH_SA_NAME" "Pipeline platform: Batch jobs (default project runner)"
+ensure_sa "$PUSH_SA_NAME" "Pipeline platform: Pub/Sub push and Cloud Scheduler caller"
+
+project_role() {
+  run_q gcloud projects add-iam-policy-binding "$PROJECT_ID" --member="serviceAccount:$1" --role="$2" --condition=None --quiet
+}
+# The functions: records, Batch jobs (create, get, delete), logs.
+project_role "$RUNTIME_SA" roles/datastore.user
+project_role "$RUNTIME_SA" roles/batch.jobsEditor
+project_role "$RUNTIME_SA" roles/logging.logWriter
+# The Batch VMs: report to Batch, write logs, pull private pipeline containers.
+project_role "$BATCH_SA" roles/batch.agentReporter
+project_role "$BATCH_SA" roles/logging.logWriter
+project_role "$BATCH_SA" roles/artifactregistry.reader
+
+# The functions create jobs that run as the runner (actAs) and sign URLs as it (files service).
+run_q gcloud iam service-accounts add-iam-policy-binding "$BATCH_SA" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/iam.serviceAccountUser
+run_q gcloud iam service-accounts add-iam-policy-binding "$BATCH_SA" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/iam.serviceAccountTokenCreator
+# Pub/Sub mints the OIDC tokens of push deliveries as the push account.
+run_q gcloud iam service-accounts add-iam-policy-binding "$PUSH_SA" "${G[@]}" --member="serviceAccount:$PUBSUB_AGENT" --role=roles/iam.serviceAccountTokenCreator
+# The functions deploy and run as these accounts only if the build can use them.
+if [ -n "$BUILD_SERVICE_ACCOUNT" ]; then
+  run_q gcloud iam service-accounts add-iam-policy-binding "$RUNTIME_SA" "${G[@]}" --member="serviceAccount:$BUILD_SERVICE_ACCOUNT" --role=roles/iam.serviceAccountUser
+fi
+for secret in "${SECRET_NAMES[@]}"; do
+  run_q gcloud secrets add-iam-policy-binding "$secret" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/secretmanager.secretAccessor
+done
+
+# ---------------------------------------------------------------------------------------------
+step "Firestore: database, rules, indexes"
+# ---------------------------------------------------------------------------------------------
+exists gcloud firestore databases describe --database="$DATABASE" "${G[@]}" ||
+  run gcloud firestore databases create --database="$DATABASE" --location="$FIRESTORE_LOCATION" --type=firestore-native --delete-protection --enable-pitr "${G[@]}"
+
+# Rules: a ruleset made from firestore.rules, then the cloud.firestore release pointed at it
+# (Firebase Rules API, with gcloud's credentials: no firebase-tools, no Java).
+RULES_API="https://firebaserules.googleapis.com/v1/projects/$PROJECT_ID"
+node -e 'const fs = require("fs"); process.stdout.write(JSON.stringify({ source: { files: [{ name: "firestore.rules", content: fs.readFileSync(process.argv[1], "utf8") }] } }))' \
+  "$REPO/firestore.rules" >"$WORK/ruleset.json"
+RELEASE="projects/$PROJECT_ID/releases/cloud.firestore"
+if $DRY_RUN; then
+  API_HEADERS=(-H "Authorization: Bearer <ACCESS_TOKEN>" -H "x-goog-user-project: $PROJECT_ID" -H "Content-Type: application/json")
+  quote curl -sS --fail-with-body -X POST "${API_HEADERS[@]}" --data-binary "@$WORK/ruleset.json" "$RULES_API/rulesets"
+  RULESET='<RULESET_NAME>'
+else
+  API_HEADERS=(-H "Authorization: Bearer $(gcloud auth print-access-token)" -H "x-goog-user-project: $PROJECT_ID" -H "Content-Type: application/json")
+  RULESET=$(curl -sS --fail-with-body -X POST "${API_HEADERS[@]}" --data-binary "@$WORK/ruleset.json" "$RULES_API/rulesets" |
+    node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => process.stdout.write(JSON.parse(s).name))')
+fi
+printf '{"release":{"name":"%s","rulesetName":"%s"}}' "$RELEASE" "$RULESET" >"$WORK/release-update.json"
+printf '{"name":"%s","rulesetName":"%s"}' "$RELEASE" "$RULESET" >"$WORK/release-create.json"
+if exists curl -sS --fail "${API_HEADERS[@]}" "$RULES_API/releases/cloud.firestore"; then
+  run curl -sS --fail-with-body -o /dev/null -X PATCH "${API_HEADERS[@]}" --data-binary "@$WORK/release-update.json" "$RULES_API/releases/cloud.firestore"
+else
+  run curl -sS --fail-with-body -o /dev/null -X POST "${API_HEADERS[@]}" --data-binary "@$WORK/release-create.json" "$RULES_API/releases"
+fi
+
+# Indexes: one `composite create` per entry of firestore.indexes.json (collection names carry the
+# deployment's COLLECTION_PREFIX); an existing index is left as it is.
+mapfile -t INDEX_ARGS < <(node -e '
+  const { indexes } = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
+  for (const i of indexes) {
+    const fields = i.fields.map((f) => `--field-config=field-path=${f.fieldPath},` + (f.arrayConfig ? "array-config=contains" : `order=${f.order.toLowerCase()}`))
+    console.log([`--collection-group=${process.argv[2]}${i.collectionGroup}`, `--query-scope=${i.queryScope === "COLLECTION_GROUP" ? "collection-group" : "collection"}`, ...fields].join(" "))
+  }' "$REPO/firestore.indexes.json" "$COLLECTION_PREFIX")
+for line in "${INDEX_ARGS[@]}"; do
+  read -ra args <<<"$line"
+  run_create gcloud firestore indexes composite create --database="$DATABASE" "${args[@]}" --async "${G[@]}"
+done
+
+# ---------------------------------------------------------------------------------------------
+step "Buckets"
+# ---------------------------------------------------------------------------------------------
+for bucket in $BUCKETS; do
+  exists gcloud storage buckets describe "gs://$bucket" "${G[@]}" ||
+    run gcloud storage buckets create "gs://$bucket" "${G[@]}" --location="$BUCKET_LOCATION" --uniform-bucket-level-access --public-access-prevention
+  # The runner reads inputs and writes outputs; the functions list run outputs.
+  run_q gcloud storage buckets add-iam-policy-binding "gs://$bucket" "${G[@]}" --member="serviceAccount:$BATCH_SA" --role=roles/storage.objectAdmin
+  run_q gcloud storage buckets add-iam-policy-binding "gs://$bucket" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/storage.objectViewer
+done
+
+# ---------------------------------------------------------------------------------------------
+step "Pub/Sub topics"
+# ---------------------------------------------------------------------------------------------
+for topic in "$TOPIC_RUN_REQUESTED" "$TOPIC_JOB_STATUS" "$DEAD_LETTER_TOPIC"; do
+  exists gcloud pubsub topics describe "$topic" "${G[@]}" || run gcloud pubsub topics create "$topic" "${G[@]}"
+done
+# Compute and the reconciler publish run requests; Batch VMs publish job states as the runner.
+run_q gcloud pubsub topics add-iam-policy-binding "$TOPIC_RUN_REQUESTED" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/pubsub.publisher
+run_q gcloud pubsub topics add-iam-policy-binding "$TOPIC_JOB_STATUS" "${G[@]}" --member="serviceAccount:$BATCH_SA" --role=roles/pubsub.publisher
+run_q gcloud pubsub topics add-iam-policy-binding "$DEAD_LETTER_TOPIC" "${G[@]}" --member="serviceAccount:$PUBSUB_AGENT" --role=roles/pubsub.publisher
+# Undeliverable messages are kept a week for an operator to read, never dropped.
+exists gcloud pubsub subscriptions describe "$DEAD_LETTER_TOPIC-hold" "${G[@]}" ||
+  run gcloud pubsub subscriptions create "$DEAD_LETTER_TOPIC-hold" "${G[@]}" --topic="$DEAD_LETTER_TOPIC" --message-retention-duration=7d --expiration-period=never
+
+# ---------------------------------------------------------------------------------------------
+step "Function source"
+# ---------------------------------------------------------------------------------------------
+# The compiled kernel, services and orchestrator, with a package.json of the runtime dependencies
+# (versions pinned by a lockfile derived from the repository's) and one entry that registers them all.
+SOURCE="$WORK/source"
+(
+  cd "$REPO"
+  run npm run build
+  run mkdir -p "$SOURCE/dist"
+  run cp -R dist/lib dist/functions dist/orchestrator "$SOURCE/dist/"
+  run cp package-lock.json "$SOURCE/package-lock.json"
+)
+if $DRY_RUN; then
+  echo "# write $SOURCE/package.json (the runtime dependencies of package.json; main: index.js) and $SOURCE/index.js (imports dist/functions/index.js and dist/orchestrator/index.js)"
+else
+  [ -f "$REPO/dist/orchestrator/index.js" ] || die "dist/orchestrator/index.js is missing after the build: the orchestrator functions have no entry"
+  node -e '
+    const root = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
+    const pkg = { name: root.name, version: root.version, private: true, type: "module", engines: root.engines, main: "index.js", dependencies: root.dependencies }
+    process.stdout.write(JSON.stringify(pkg, null, 2) + "\n")' "$REPO/package.json" >"$SOURCE/package.json"
+  printf '%s\n' "// Every function of the platform; FUNCTION_TARGET (the entry point) picks which one serves." \
+    "import './dist/functions/index.js'" "import './dist/orchestrator/index.js'" >"$SOURCE/index.js"
+fi
+# Prune the lockfile to the runtime dependencies, keeping the versions the repository resolved.
+run npm install --prefix "$SOURCE" --package-lock-only --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline
+
+COMMON_DEPLOY=(--gen2 --region="$REGION" "${G[@]}" --runtime="$RUNTIME" --source="$SOURCE" --service-account="$RUNTIME_SA" --env-vars-file="$ENV_YAML")
+if [ -n "$FUNCTION_SECRETS" ]; then COMMON_DEPLOY+=(--set-secrets="$FUNCTION_SECRETS"); fi
+if [ -n "$BUILD_SERVICE_ACCOUNT" ]; then COMMON_DEPLOY+=(--build-service-account="projects/$PROJECT_ID/serviceAccounts/$BUILD_SERVICE_ACCOUNT"); fi
+
+function_url() {
+  capture "url of $1" gcloud functions describe "$1" --gen2 --region="$REGION" "${G[@]}" --format='value(serviceConfig.uri)'
+}
+
+# ---------------------------------------------------------------------------------------------
+step "HTTP services"
+# ---------------------------------------------------------------------------------------------
+# Public at the network level: each service authenticates every /api/v1 request itself
+# (Bearer token or session), as the API specifies.
+for s in "${SERVICE_NAMES[@]}"; do
+  run gcloud functions deploy "$(fn_name "$s")" "${COMMON_DEPLOY[@]}" --entry-point="$s" --trigger-http --allow-unauthenticated \
+    --memory="$FUNCTION_MEMORY" --cpu="$FUNCTION_CPU" --concurrency="$FUNCTION_CONCURRENCY" \
+    --min-instances="$FUNCTION_MIN_INSTANCES" --max-instances="$FUNCTION_MAX_INSTANCES" --timeout=60s
+done
+
+# ---------------------------------------------------------------------------------------------
+step "Orchestrator functions"
+# ---------------------------------------------------------------------------------------------
+# CloudEvent functions reached only by Pub/Sub push and Cloud Scheduler, with OIDC tokens of the
+# push account: no public access. One delivery at a time per instance keeps Batch calls paced.
+deploy_orchestrator() {
+  local entry=$1 name
+  name=$(fn_name "$entry")
+  run gcloud functions deploy "$name" "${COMMON_DEPLOY[@]}" --entry-point="$entry" --trigger-http --no-allow-unauthenticated \
+    --memory="$FUNCTION_MEMORY" --cpu="$FUNCTION_CPU" --concurrency=1 --max-instances="$FUNCTION_MAX_INSTANCES" --timeout=540s
+  run_q gcloud functions add-invoker-policy-binding "$name" --region="$REGION" "${G[@]}" --member="serviceAccount:$PUSH_SA"
+}
+deploy_orchestrator "$ENTRY_RUN_REQUESTED"
+deploy_orchestrator "$ENTRY_JOB_STATE"
+deploy_orchestrator "$ENTRY_RECONCILE"
+
+# ---------------------------------------------------------------------------------------------
+step "Push subscriptions"
+# ---------------------------------------------------------------------------------------------
+# The endpoint path names the topic, as functions-framework expects of a raw Pub/Sub push; the
+# OIDC audience is the function's own address. Failed deliveries back off, then dead-letter.
+ensure_push() {
+  local sub=$1 topic=$2 entry=$3 url
+  url=$(function_url "$(fn_name "$entry")")
+  local push=(--push-endpoint="$url/projects/$PROJECT_ID/topics/$topic" --push-auth-service-account="$PUSH_SA" --push-auth-token-audience="$url"
+    --ack-deadline=600 --min-retry-delay=10s --max-retry-delay=600s --dead-letter-topic="$DEAD_LETTER_TOPIC" --max-delivery-attempts="$MAX_DELIVERY_ATTEMPTS")
+  if exists gcloud pubsub subscriptions describe "$sub" "${G[@]}"; then
+    run gcloud pubsub subscriptions update "$sub" "${G[@]}" "${push[@]}"
+  else
+    run gcloud pubsub subscriptions create "$sub" "${G[@]}" --topic="$topic" --message-retention-duration=7d --expiration-period=never "${push[@]}"
+  fi
+  run_q gcloud pubsub subscriptions add-iam-policy-binding "$sub" "${G[@]}" --member="serviceAccount:$PUBSUB_AGENT" --role=roles/pubsub.subscriber
+}
+ensure_push "$TOPIC_RUN_REQUESTED-push" "$TOPIC_RUN_REQUESTED" "$ENTRY_RUN_REQUESTED"
+ensure_push "$TOPIC_JOB_STATUS-push" "$TOPIC_JOB_STATUS" "$ENTRY_JOB_STATE"
+
+# ---------------------------------------------------------------------------------------------
+step "Reconciler schedule"
+# ---------------------------------------------------------------------------------------------
+# A binary-mode CloudEvent (ce-* headers), so the reconciler is invoked like the other handlers.
+RECONCILE_FN=$(fn_name "$ENTRY_RECONCILE")
+RECONCILE_URL=$(function_url "$RECONCILE_FN")
+JOB="$RECONCILE_FN-schedule"
+CE_HEADERS="Content-Type=application/json,ce-specversion=1.0,ce-id=$JOB,ce-type=platform.reconcile.v1.requested,ce-source=//cloudscheduler.googleapis.com/projects/$PROJECT_ID/locations/$SCHEDULER_REGION/jobs/$JOB"
+SCHEDULE=(--location="$SCHEDULER_REGION" "${G[@]}" --schedule="$RECONCILE_SCHEDULE" --time-zone="$SCHEDULER_TIME_ZONE" --uri="$RECONCILE_URL"
+  --http-method=POST --message-body='{}' --oidc-service-account-email="$PUSH_SA" --oidc-token-audience="$RECONCILE_URL" --attempt-deadline=540s)
+if exists gcloud scheduler jobs describe "$JOB" --location="$SCHEDULER_REGION" "${G[@]}"; then
+  run gcloud scheduler jobs update http "$JOB" "${SCHEDULE[@]}" --update-headers="$CE_HEADERS"
+else
+  run gcloud scheduler jobs create http "$JOB" "${SCHEDULE[@]}" --headers="$CE_HEADERS"
+fi
+
+# ---------------------------------------------------------------------------------------------
+step "Addresses"
+# ---------------------------------------------------------------------------------------------
+for s in "${SERVICE_NAMES[@]}"; do
+  echo "# $s: $(function_url "$(fn_name "$s")")/api/v1 (docs: /docs, /redoc)"
+done
+$DRY_RUN && echo "# dry run complete: nothing was changed" || echo "# deployed"
