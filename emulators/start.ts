@@ -3,7 +3,6 @@ import { parseArgs } from 'node:util'
 import { AlreadyRunningError, layout, type SuiteFile } from './data-dir.js'
 import { DEFAULT_BASE_PORT, MAX_BASE_PORT } from './ports.js'
 import { MissingToolError } from './processes.js'
-import { PortInUseError, startSuite } from './suite.js'
 
 /**
  * `npm start`: the whole platform on this machine. Ctrl-C (or SIGTERM) stops everything it
@@ -93,6 +92,8 @@ async function main() {
   // server on first use and prints a MetadataLookupWarning.
   process.env.METADATA_SERVER_DETECTION ??= 'none'
   const say = flags.quiet ? undefined : (line: string) => process.stderr.write(`[local suite] ${line}\n`)
+  // Loaded after the flags are parsed, so that --help and flag errors answer at once.
+  const { PortInUseError, startSuite } = await import('./suite.js')
   let running: Awaited<ReturnType<typeof startSuite>> | undefined
   let signalled: NodeJS.Signals | undefined
 

@@ -10,6 +10,8 @@ import { createBatchBackend, LocalBatchExecutor } from '../lib/batch/index.js'
 import { loadConfig, type Config } from '../lib/config.js'
 import { API_PREFIX, type KernelDeps } from '../lib/http.js'
 import { createKernel } from '../lib/kernel.js'
+import { orchestratorDeps } from '../orchestrator/deps.js'
+import { registerOrchestrator } from '../orchestrator/functions.js'
 import {
   acquireLock,
   cleanDataDir,
@@ -26,8 +28,6 @@ import { platformOidcEnv, startOidcProvider } from './oidc/provider.js'
 import { emulatorCommand, startFirestoreEmulator, startPubsubEmulator, type RunningProcess } from './processes.js'
 import { allPorts, suitePorts } from './ports.js'
 import { runSeeders, SEED, seedBase } from './seed.js'
-import { orchestratorDeps } from '../orchestrator/deps.js'
-import { registerOrchestrator } from '../orchestrator/functions.js'
 
 export const LOCAL_GCP_PROJECT = 'platform-local'
 /** The platform's OAuth client at the local identity provider, and the `aud` of the access tokens it issues. */
