@@ -101,12 +101,18 @@ export class Session {
     return new PlatformClient({ baseUrl: (s) => this.baseUrl(s), userAgent: this.cli.userAgent })
   }
 
-  /** The project by id or slug: --project, else PLATFORM_PROJECT, else the profile's, else the user's default context. */
+  /**
+   * The project by id or slug: --project, else PLATFORM_PROJECT, else the profile's, else the user's
+   * default context, else the only project the user can see.
+   */
   async projectId(client: PlatformClient): Promise<string> {
     const ref = this.globals.project ?? this.cli.env.project ?? this.profile.project
     if (ref) return UUID_RE.test(ref) ? ref : this.projectBySlug(client, ref)
     const context = await client.defaultContext()
     if (context.project_id) return context.project_id
+    // Someone with access to a single project has nothing to choose.
+    const projects = await client.projects()
+    if (projects.length === 1 && projects[0]) return projects[0].id
     throw usageError(
       'no project chosen: pass --project <id|slug>, or run platform config set project <id|slug> (platform projects list shows yours)',
     )

@@ -30,7 +30,9 @@ export function table<T>(rows: T[], columns: Column<T>[]): string {
 /** "label  value" lines, labels aligned. */
 export function fields(pairs: Array<[label: string, value: unknown]>): string {
   const width = Math.max(...pairs.map(([label]) => label.length))
-  return pairs.map(([label, value]) => `${label.padEnd(width)}  ${cell(value)}`).join('\n')
+  // Continuation lines of a multi-line value (an error with its stderr) stay in the value column.
+  const indent = '\n' + ' '.repeat(width + 2)
+  return pairs.map(([label, value]) => `${label.padEnd(width)}  ${cell(value).replace(/\r?\n/g, indent)}`).join('\n')
 }
 
 /** 3725 → "1h 02m 05s", 65 → "1m 05s", 4.2 → "4s". */

@@ -17,7 +17,7 @@ export function runDetails(run: Run): string {
     ['id', run.id],
     ['name', run.name],
     ['status', run.status],
-    ['pipeline', run.pipeline_id],
+    ['pipeline', run.pipeline_slug ? `${run.pipeline_slug} ${run.pipeline_version ?? ''} (${run.pipeline_id})` : run.pipeline_id],
     ['order', run.order_id],
     ['profile', run.profile],
     ['tags', run.tags],
@@ -80,7 +80,12 @@ export function pipelineDetails(pipeline: Pipeline, versions?: string[]): string
   ]
   if (versions?.length) pairs.push(['versions', versions])
   const inputs = pipeline.inputs ?? []
-  const extra = pipeline.additional_params ? 'params beyond these are passed to the pipeline as given' : undefined
-  const section = inputs.length ? [table(inputs, inputColumns), extra].filter(Boolean).join('\n') : extra ? `none declared; ${extra}` : 'none'
+  const section = !inputs.length
+    ? pipeline.additional_params
+      ? 'none declared: any params are passed to the pipeline as given'
+      : 'none'
+    : pipeline.additional_params
+      ? `${table(inputs, inputColumns)}\nOther params are passed to the pipeline as given.`
+      : table(inputs, inputColumns)
   return `${fields(pairs)}\n\nINPUTS\n${section}`
 }
