@@ -199,6 +199,15 @@ export class LocalBatchExecutor implements BatchBackend {
     await this.transition(job, 'RUNNING', `Job state is set from SCHEDULED to RUNNING for job ${file.name}.`, 'RUNNING')
 
     let failure: { exitCode: number | null; what: string } | undefined
+    const maxSeconds = Number(spec.maxRunDuration?.seconds ?? 0)
+    let timedOut = false
+    const deadline =
+      maxSeconds > 0
+        ? setTimeout(() => {
+            timedOut = true
+            if (job.child) killGroup(job.child.pid, 'SIGKILL')
+          }, maxSeconds * 1000)
+        : undefined
     const runnables = spec.runnables ?? []
     const background: Array<{ pid: number; done: Promise<number | null> }> = []
     for (const [index, runnable] of runnables.entries()) {
@@ -230,10 +239,16 @@ export class LocalBatchExecutor implements BatchBackend {
       job.child = undefined
       file.pid = undefined
       if (await this.deletionRequested(job)) break
+      if (timedOut) {
+        // Cloud Batch's exit code for a task past its maxRunDuration.
+        failure ??= { exitCode: 50005, what: `runnable ${index} (${describe(runnable)}): the task exceeded its maximum run duration of ${maxSeconds} s` }
+        break
+      }
       if (code !== 0 && !runnable.ignoreExitStatus) {
         failure ??= { exitCode: code, what: `runnable ${index} (${describe(runnable)})` }
       }
     }
+    if (deadline) clearTimeout(deadline)
     for (const b of background) killGroup(b.pid, 'SIGKILL')
     await Promise.all(background.map((b) => b.done))
     if (job.cancelled) return

@@ -212,6 +212,27 @@ describe('a dispatch that Batch refuses', () => {
     expect(after.error_message).toMatch(/Batch rejected the job: .*taskSpec\.runnables: invalid/)
   })
 
+  it('deletes the job it just made when the run was cancelled meanwhile', async () => {
+    const { createOrchestrator } = await import('../../orchestrator/orchestrator.js')
+    const run = await stage.submit(shellPipeline('exec sleep 300'))
+    // The user cancels while the job is being created: DELETE /runs finds no job to delete.
+    const racing: BatchBackend = {
+      createJob: async (req) => {
+        await stage.deps.runs.cancel(SYSTEM_ACTOR, run.project_id, run.id, 'test')
+        return stage.executor.createJob(req)
+      },
+      getJob: (name) => stage.executor.getJob(name),
+      deleteJob: (name) => stage.executor.deleteJob(name),
+    }
+    await createOrchestrator({ ...stage.deps, batch: racing }).onRunRequested(event(run))
+    const after = await runOf(run.id)
+    expect(after.status).toBe('cancelled')
+    expect(after.job?.name).toBe(jobNameOf(run.id))
+    expect(after.cancel?.job_deleted_at).toBeDefined()
+    expect(after.job_cleanup_pending).toBe(false)
+    expect(await stage.executor.getJob(jobNameOf(run.id))).toBeUndefined()
+  })
+
   it('fails the run of a pipeline that cannot become a job', async () => {
     const run = await stage.submit({ type: 'direct_nextflow', container: 'nextflow/nextflow:24.10.0', resources: { cpu_milli: 1000, memory_mib: 1024 } })
     expect(await requestRun(run)).toBeLessThan(300)

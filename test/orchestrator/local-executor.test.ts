@@ -167,6 +167,18 @@ describe('the local Batch executor', () => {
     expect((await executor.createJob(request)).alreadyExisted).toBe(true)
   })
 
+  it('fails a job that runs past its maximum run duration, killing it', async () => {
+    const run = runFor({ ...shell('echo $$ > "${PLATFORM_OUTPUT_DIR}pid"; exec sleep 60'), resources: { cpu_milli: 250, memory_mib: 128, max_run_duration_seconds: 1 } })
+    const created = await executor.createJob(buildRunJob(settings, run))
+    await executor.settled(created.name)
+    const job = await executor.getJob(created.name)
+    expect(job!.state).toBe('FAILED')
+    expect(job!.events.at(-1)!.description).toContain('exit code 50005')
+    expect(job!.events.at(-1)!.description).toContain('exceeded its maximum run duration of 1 s')
+    const pid = Number(await readFile(localPathFor(config, `gs://${run.bucket_name}/runs/${run.id}/pid`), 'utf8'))
+    expect(isGone(pid)).toBe(true)
+  })
+
   it('fails an engine job clearly when the engine is not installed on the host', async () => {
     const run = runFor({ type: 'direct_nextflow', container: 'nextflow/nextflow:24.10.0', workflow: { url: 'nf-core/demo' }, resources: { cpu_milli: 1000, memory_mib: 512 } })
     const noEngine = new LocalBatchExecutor(
