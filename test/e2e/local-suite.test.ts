@@ -114,8 +114,27 @@ describe.sequential('the local suite (npm start)', () => {
     expect(result.stderr).toContain(`pid ${first!.suite.pid}`)
   })
 
-  it('stops every process it started on SIGINT, emulator JVMs included, and exits 0', { timeout: 90_000 }, async () => {
+  it('stops every process it started on SIGINT, emulator JVMs and a running job included, and exits 0', { timeout: 90_000 }, async () => {
+    // A job still running when the user presses Ctrl-C: its process must not outlive the suite.
+    const sleeper = await compute(first!, '/pipelines', {
+      method: 'POST',
+      body: {
+        slug: 'sleep-e2e',
+        name: 'Sleeps until stopped',
+        type: 'container_entrypoint',
+        container: 'docker.io/library/busybox:1.36',
+        version: '1.0.0',
+        entrypoint: '/bin/sh',
+        commands: ['-c', 'sleep 120'],
+      },
+    })
+    expect(sleeper.status).toBe(201)
+    const run = await compute(first!, '/runs', { method: 'POST', body: { pipeline_id: sleeper.body.id, params: {} } })
+    expect(run.status).toBe(201)
+    await expect.poll(async () => (await compute(first!, `/runs/${run.body.id}`)).body.status, { timeout: 30_000, interval: 250 }).toBe('running')
+
     const started = first!.descendants()
+    expect(started.some((p) => /\bsleep 120\b/.test(p.args))).toBe(true)
     expect(started.filter((p) => p.args.includes('java')).length).toBeGreaterThanOrEqual(2)
     expect(emulatorProcesses(basePort).length).toBeGreaterThanOrEqual(2)
 
