@@ -46,8 +46,11 @@ describe.each(Object.entries(SERVICES))('the %s service OpenAPI document', (name
     expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/api/v1/'))).toEqual([])
   })
 
-  it('gives every operation at least one 2xx response', () => {
-    const without = ops.filter((o) => !Object.keys(o.op.responses).some((s) => /^2(\d\d|XX)$/.test(s))).map(label)
+  it('gives every operation at least one 2xx response (a redirect for the public browser-login steps)', () => {
+    // The OIDC login and callback answer only 302: declaring a 2xx there would document a response
+    // that never comes. Only public operations may succeed with a redirect alone.
+    const success = (o: DocumentedOperation, status: string) => /^2(\d\d|XX)$/.test(status) || (o.isPublic && /^3(\d\d|XX)$/.test(status))
+    const without = ops.filter((o) => !Object.keys(o.op.responses).some((s) => success(o, s))).map(label)
     expect(without).toEqual([])
   })
 
