@@ -30,6 +30,8 @@ interface LiveJob {
   dir: string
   child?: { pid: number; done: Promise<number | null> }
   cancelled: boolean
+  /** Deletion was asked by another process's executor: this one just stops. */
+  deletedElsewhere?: boolean
   settled: Promise<void>
   /** State-file writes, one after another. */
   writing?: Promise<void>
@@ -106,7 +108,7 @@ export class LocalBatchExecutor implements BatchBackend {
         this.deps.log.error('local executor: job crashed', { job: name, error: err })
       })
       .finally(() => {
-        if (job.file.deleted || TERMINAL_STATES.has(job.file.state)) LIVE.delete(dir)
+        if (job.deletedElsewhere || job.file.deleted || TERMINAL_STATES.has(job.file.state)) LIVE.delete(dir)
       })
     return { name, uid: file.uid, alreadyExisted: false }
   }
@@ -118,7 +120,8 @@ export class LocalBatchExecutor implements BatchBackend {
     if (live) return view(live.file)
     const file = await this.readFile(dir)
     if (!file || file.deleted) return undefined
-    if (!TERMINAL_STATES.has(file.state) && !alive(file.owner, true)) {
+    // A job being deleted is left to its deleter, which may be another process.
+    if (!TERMINAL_STATES.has(file.state) && file.state !== 'DELETION_IN_PROGRESS' && !alive(file.owner, true)) {
       // Its executor is gone (restarted): nothing will ever finish the job.
       if (file.pid) killGroup(file.pid, 'SIGKILL')
       const orphan: LiveJob = { file, dir, cancelled: false, settled: Promise.resolve() }
@@ -275,7 +278,10 @@ export class LocalBatchExecutor implements BatchBackend {
   private async deletionRequested(job: LiveJob): Promise<boolean> {
     if (!job.cancelled) {
       const onDisk = await this.readFile(job.dir)
-      if (onDisk && (onDisk.deleted || onDisk.state === 'DELETION_IN_PROGRESS')) job.cancelled = true
+      if (onDisk && (onDisk.deleted || onDisk.state === 'DELETION_IN_PROGRESS')) {
+        job.cancelled = true
+        job.deletedElsewhere = true
+      }
     }
     return job.cancelled
   }
@@ -447,7 +453,10 @@ function describe(r: BatchRunnable): string {
   return r.script ? 'script' : 'runnable'
 }
 
-/** Whether a process exists; `self` counts this process as gone when the job is not in LIVE. */
+/**
+ * Whether a process exists. With `notSelf`, this process counts as gone: a job of this process
+ * that is not in LIVE was left by an earlier process that had the same pid.
+ */
 function alive(pid: number | undefined, notSelf = false): boolean {
   if (!pid || (notSelf && pid === process.pid)) return false
   try {

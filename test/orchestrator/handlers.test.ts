@@ -170,7 +170,7 @@ describe('job state changed', () => {
       }),
       { numRuns: 30 },
     )
-  })
+  }, 120_000)
 })
 
 describe('a dispatch that Batch refuses', () => {
