@@ -177,7 +177,8 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     // Serialized, because the periodic export and the final one must not swap folders at the same time.
     let exporting = Promise.resolve()
     const exportNow = () => {
-      exporting = exporting.then(() => exportFirestore(l, firestore.host, LOCAL_GCP_PROJECT))
+      // A failed export must not block the next one.
+      exporting = exporting.catch(() => undefined).then(() => exportFirestore(l, firestore.host, LOCAL_GCP_PROJECT))
       return exporting
     }
     // Registered after the emulators, so it runs before they stop.
