@@ -16,7 +16,7 @@ export function registerOrchestrator(deps: OrchestratorDeps) {
   const orchestrator = createOrchestrator(deps)
   cloudEvent('runRequested', (event: CloudEvent<unknown>) => orchestrator.onRunRequested(event))
   cloudEvent('jobStateChanged', (event: CloudEvent<unknown>) => orchestrator.onJobStateChanged(event))
-  http('reconcile', async (req, res) => {
+  http('reconcile', async (_req, res) => {
     try {
       res.status(200).json(await orchestrator.reconcile())
     } catch (err) {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { computeDeps, createComputeApp } from '../../functions/compute/app.js'
 import { PLATFORM_PIPELINES, seedPipelines } from '../../functions/compute/seed.js'
 import { SYSTEM_ACTOR } from '../../lib/audit.js'
+import { buildRunJob } from '../../lib/batch/jobs.js'
 import { jobIdForRun, jobName, jobParent, type BatchBackend } from '../../lib/batch/port.js'
 import { pipelineId, PipelineStore, PLATFORM_SCOPE } from '../../lib/pipelines.js'
 import { localPathFor } from '../../lib/storage.js'
@@ -95,6 +96,23 @@ describe('job state changed', () => {
     expect(done.status).toBe('succeeded')
     expect(done.output).toBe(`gs://${run.bucket_name}/runs/${run.id}/`)
     expect(done.finished!.toMillis()).toBeGreaterThanOrEqual(done.started!.toMillis())
+  })
+
+  it('fails a run on a failed-task notification, with the error message from the job', async () => {
+    const run = await stage.submit(shellPipeline('echo "BAM index missing for sample S9" >&2; exit 4'))
+    // The job runs, but only the task notification is delivered here.
+    const settings = { gcpProject: stage.config.gcpProject, region: stage.config.batch.region, jobStatusTopic: stage.config.topics.jobStatus }
+    const created = await stage.executor.createJob(buildRunJob(settings, run))
+    await stage.executor.settled(created.name)
+    const status = await stage.push(jobStateChanged, stage.config.topics.jobStatus, {
+      text: 'Task state was updated to FAILED.',
+      attributes: { Type: 'TASK_STATE_CHANGED', JobName: created.name, JobUID: created.uid!, TaskName: `${created.name}/taskGroups/group0/tasks/0`, TaskUID: `${created.uid}-group0-0`, NewTaskState: 'FAILED', Region: stage.config.batch.region },
+    })
+    expect(status).toBeLessThan(300)
+    const after = await runOf(run.id)
+    expect(after.status).toBe('failed')
+    expect(after.error_message).toContain('exit code 4')
+    expect(after.error_message).toContain('BAM index missing for sample S9')
   })
 
   it('keeps a cancelled run cancelled when a late RUNNING or SUCCEEDED event arrives', async () => {
