@@ -83,9 +83,11 @@ describe('platform login, whoami, logout and profiles', async () => {
     expect(login.stderr).toContain('login refused: wrong e-mail or password')
   })
 
-  it('asks for the password on a terminal without echoing it', async () => {
+  it('asks for the e-mail and then the password on a terminal, without echoing the password', async () => {
     const home = await configHome(platform)
-    const cli = startCliOnTerminal(['login', '--email', user.email], { configDir: home })
+    const cli = startCliOnTerminal(['login'], { configDir: home })
+    await cli.waitFor('E-mail: ')
+    cli.type(`${user.email}\r`)
     await cli.waitFor('Password: ')
     cli.type(`${user.password}\r`)
     const done = await cli.exited

@@ -1,4 +1,6 @@
 import { writeFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Pipeline, Run } from '../../cli/client.js'
@@ -124,6 +126,41 @@ describe('platform pipelines and runs', async () => {
       const first = await submitHello(['--idempotency-key', `retry-${world.project.id}`])
       const again = await submitHello(['--idempotency-key', `retry-${world.project.id}`])
       expect(again.id).toBe(first.id)
+    })
+
+    it('retries a submission whose answer was lost with the same idempotency key, making one run', async () => {
+      // A proxy in front of the compute service that forwards the first POST /runs, then drops the
+      // connection instead of answering, as a broken network would.
+      let dropped = 0
+      const proxy = createServer(async (req, res) => {
+        const chunks: Buffer[] = []
+        for await (const chunk of req) chunks.push(chunk as Buffer)
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>
+        const upstream = await fetch(`${platform.computeUrl}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined })
+        const body = Buffer.from(await upstream.arrayBuffer())
+        if (req.method === 'POST' && dropped === 0) {
+          dropped++
+          req.socket.destroy()
+          return
+        }
+        upstream.headers.forEach((value, key) => {
+          if (!['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(key)) res.setHeader(key, value)
+        })
+        res.writeHead(upstream.status)
+        res.end(body)
+      })
+      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+      const proxyHome = await configHome({ adminUrl: platform.adminUrl, computeUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` }, world.project.id)
+      try {
+        const res = await runCli(['runs', 'submit', 'hello-local', '--order', 'ORD-RETRY', '--json'], { configDir: proxyHome, env: { PLATFORM_TOKEN: analyst.token } })
+        expect(res.code, res.stderr).toBe(0)
+        expect(dropped).toBe(1)
+        const runs = parseJson<Run[]>(await cli(['runs', 'list', '--order', 'ORD-RETRY', '--json']))
+        expect(runs.map((r) => r.id)).toEqual([parseJson<Run>(res).id])
+      } finally {
+        proxy.closeAllConnections()
+        await new Promise((r) => proxy.close(r))
+      }
     })
 
     it('lists runs newest first with --limit, and filters by order and status', async () => {
