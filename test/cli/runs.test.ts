@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Pipeline, Run } from '../../cli/client.js'
+import { grant } from '../../functions/admin/seed.js'
 import { SettingsStore } from '../../cli/settings.js'
 import { configHome, parseJson, runCli, startCli, startCliOnTerminal, startPlatform } from './support.js'
 
@@ -296,18 +297,31 @@ describe('platform pipelines and runs', async () => {
   describe('project choice', () => {
     it("uses the user's default context when neither --project nor the profile names one", async () => {
       const noProject = await configHome(platform)
-      const user = await world.caller(['viewer'])
+      const user = await world.caller(['analyst'])
+      const { project: second } = await world.otherProject()
+      await grant(world.deps, second, user.user, ['analyst'])
       const env = { PLATFORM_TOKEN: user.token }
       const before = await runCli(['runs', 'list'], { configDir: noProject, env })
       expect(before.code).toBe(3)
       expect(before.stderr).toContain('no project chosen')
-      await fetch(`${platform.adminUrl}/api/v1/users/me/default-context`, {
+      const put = await fetch(`${platform.adminUrl}/api/v1/users/me/default-context`, {
         method: 'PUT',
         headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ project_id: world.project.id }),
+        body: JSON.stringify({ project_id: second.id }),
       })
-      const after = await runCli(['pipelines', 'list', '--json'], { configDir: noProject, env })
-      expect(after.code, after.stderr).toBe(0)
+      expect(put.status).toBe(200)
+      const submitted = await runCli(['runs', 'submit', 'hello-local', '--json'], { configDir: noProject, env })
+      expect(submitted.code, submitted.stderr).toBe(0)
+      expect(parseJson(submitted).project_id).toBe(second.id)
+    })
+
+    it('uses the only project a user can see without being told', async () => {
+      const noProject = await configHome(platform)
+      const run = await submitHello()
+      const viewer = await world.caller(['viewer'])
+      const res = await runCli(['runs', 'list', '--json'], { configDir: noProject, env: { PLATFORM_TOKEN: viewer.token } })
+      expect(res.code, res.stderr).toBe(0)
+      expect(parseJson<Run[]>(res).map((r) => r.id)).toContain(run.id)
     })
 
     it('takes a project slug for --project', async () => {
