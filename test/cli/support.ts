@@ -52,15 +52,24 @@ export async function startPlatform(opts: { login?: boolean } = {}) {
       await Promise.all([adminServer?.stop(), stack?.stop(), computeServer.stop()])
       await pubsub.close()
       await rm(root, { recursive: true, force: true })
+      await removeConfigHomes()
     },
   }
 }
 
 export type Platform = Awaited<ReturnType<typeof startPlatform>>
 
+const homes: string[] = []
+
+/** Removes the config directories made by configHome. */
+export async function removeConfigHomes() {
+  await Promise.all(homes.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
+}
+
 /** A fresh config directory whose local profile points at the platform (as `platform config set` would write it). */
 export async function configHome(platform?: Pick<Platform, 'adminUrl' | 'computeUrl'>, project?: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'cli-home-'))
+  homes.push(dir)
   const settings = new SettingsStore(dir)
   if (platform) {
     settings.set('local', 'admin_url', platform.adminUrl)
