@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Deploys the platform to one Google Cloud project: APIs, service accounts and their roles,
 # Firestore (database, rules, indexes), buckets, Pub/Sub topics and push subscriptions, one Cloud
-# Function (gen2) per HTTP service of functions/services.ts, the orchestrator functions and the
-# reconciler's Cloud Scheduler job. Safe to run again: what exists is updated or left alone.
+# Function (gen2) per HTTP service of functions/services.ts, the orchestrator functions of
+# orchestrator/functions.ts and the reconciler's Cloud Scheduler job. Safe to run again: what
+# exists is updated or left alone.
 #
 #   PROJECT_ID=my-lab-prod bash infra/deploy.sh [--config infra/deploy.env] [--dry-run]
 #
@@ -72,9 +73,6 @@ DEAD_LETTER_TOPIC=${DEAD_LETTER_TOPIC:-platform-dead-letter}
 MAX_DELIVERY_ATTEMPTS=${MAX_DELIVERY_ATTEMPTS:-10}
 RECONCILE_SCHEDULE=${RECONCILE_SCHEDULE:-*/5 * * * *}
 SCHEDULER_TIME_ZONE=${SCHEDULER_TIME_ZONE:-Etc/UTC}
-ENTRY_RUN_REQUESTED=${ENTRY_RUN_REQUESTED:-runRequested}
-ENTRY_JOB_STATE=${ENTRY_JOB_STATE:-jobStateChanged}
-ENTRY_RECONCILE=${ENTRY_RECONCILE:-reconcile}
 FUNCTION_MEMORY=${FUNCTION_MEMORY:-512Mi}
 FUNCTION_CPU=${FUNCTION_CPU:-1}
 FUNCTION_CONCURRENCY=${FUNCTION_CONCURRENCY:-40}
@@ -168,12 +166,19 @@ $DRY_RUN || command -v curl >/dev/null || die "curl is required (Firestore rules
 
 tsx() { "$REPO/node_modules/.bin/tsx" "$@"; }
 
+# What to deploy comes from the code: the service registry and the orchestrator's function list.
+FUNCTION_LIST=$(TOPIC_RUN_REQUESTED="$TOPIC_RUN_REQUESTED" TOPIC_JOB_STATUS="$TOPIC_JOB_STATUS" tsx "$REPO/scripts/functions.ts") ||
+  die "could not read the function lists (scripts/functions.ts)"
 if [ -n "${SERVICES:-}" ]; then
   read -ra SERVICE_NAMES <<<"$SERVICES"
 else
-  mapfile -t SERVICE_NAMES < <(tsx "$REPO/scripts/services.ts" | cut -d' ' -f1)
+  mapfile -t SERVICE_NAMES < <(awk '$1 == "service" { print $2 }' <<<"$FUNCTION_LIST")
 fi
+# "<name> <topic>" of each CloudEvent function, and the names of the scheduled (HTTP) ones.
+mapfile -t PUSHED < <(awk '$1 == "orchestrator" && $3 == "cloudevent" { print $2, $4 }' <<<"$FUNCTION_LIST")
+mapfile -t SCHEDULED < <(awk '$1 == "orchestrator" && $3 == "http" { print $2 }' <<<"$FUNCTION_LIST")
 [ ${#SERVICE_NAMES[@]} -gt 0 ] || die "no HTTP service found in functions/services.ts"
+[ ${#PUSHED[@]} -gt 0 ] || die "no orchestrator function found in orchestrator/functions.ts"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/platform-deploy.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -212,6 +217,7 @@ COLLECTION_PREFIX=$(sed -n 's/^COLLECTION_PREFIX: "\(.*\)"$/\1/p' "$ENV_YAML")
 
 echo "# Deploying the pipeline platform to project $PROJECT_ID, region $REGION$($DRY_RUN && echo ' (dry run: nothing is changed)')"
 echo "# HTTP services: ${SERVICE_NAMES[*]}"
+echo "# Orchestrator functions: $(awk '$1 == "orchestrator" { printf "%s ", $2 }' <<<"$FUNCTION_LIST")"
 echo "# Functions environment ($ENV_YAML):"
 sed 's/^/#   /' "$ENV_YAML"
 
@@ -336,29 +342,9 @@ exists gcloud pubsub subscriptions describe "$DEAD_LETTER_TOPIC-hold" "${G[@]}" 
 # ---------------------------------------------------------------------------------------------
 step "Function source"
 # ---------------------------------------------------------------------------------------------
-# The compiled kernel, services and orchestrator, with a package.json of the runtime dependencies
-# (versions pinned by a lockfile derived from the repository's) and one entry that registers them all.
+# One source folder for every function (see infra/stage-source.sh).
 SOURCE="$WORK/source"
-(
-  cd "$REPO"
-  run npm run build
-  run mkdir -p "$SOURCE/dist"
-  run cp -R dist/lib dist/functions dist/orchestrator "$SOURCE/dist/"
-  run cp package-lock.json "$SOURCE/package-lock.json"
-)
-if $DRY_RUN; then
-  echo "# write $SOURCE/package.json (the runtime dependencies of package.json; main: index.js) and $SOURCE/index.js (imports dist/functions/index.js and dist/orchestrator/index.js)"
-else
-  [ -f "$REPO/dist/orchestrator/index.js" ] || die "dist/orchestrator/index.js is missing after the build: the orchestrator functions have no entry"
-  node -e '
-    const root = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
-    const pkg = { name: root.name, version: root.version, private: true, type: "module", engines: root.engines, main: "index.js", dependencies: root.dependencies }
-    process.stdout.write(JSON.stringify(pkg, null, 2) + "\n")' "$REPO/package.json" >"$SOURCE/package.json"
-  printf '%s\n' "// Every function of the platform; FUNCTION_TARGET (the entry point) picks which one serves." \
-    "import './dist/functions/index.js'" "import './dist/orchestrator/index.js'" >"$SOURCE/index.js"
-fi
-# Prune the lockfile to the runtime dependencies, keeping the versions the repository resolved.
-run npm install --prefix "$SOURCE" --package-lock-only --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline
+run bash "$REPO/infra/stage-source.sh" "$SOURCE"
 
 COMMON_DEPLOY=(--gen2 --region="$REGION" "${G[@]}" --runtime="$RUNTIME" --source="$SOURCE" --service-account="$RUNTIME_SA" --env-vars-file="$ENV_YAML")
 if [ -n "$FUNCTION_SECRETS" ]; then COMMON_DEPLOY+=(--set-secrets="$FUNCTION_SECRETS"); fi
@@ -382,8 +368,8 @@ done
 # ---------------------------------------------------------------------------------------------
 step "Orchestrator functions"
 # ---------------------------------------------------------------------------------------------
-# CloudEvent functions reached only by Pub/Sub push and Cloud Scheduler, with OIDC tokens of the
-# push account: no public access. One delivery at a time per instance keeps Batch calls paced.
+# Reached only by Pub/Sub push and Cloud Scheduler, with OIDC tokens of the push account: no
+# public access. One delivery at a time per instance keeps Batch calls paced.
 deploy_orchestrator() {
   local entry=$1 name
   name=$(fn_name "$entry")
@@ -391,17 +377,17 @@ deploy_orchestrator() {
     --memory="$FUNCTION_MEMORY" --cpu="$FUNCTION_CPU" --concurrency=1 --max-instances="$FUNCTION_MAX_INSTANCES" --timeout=540s
   run_q gcloud functions add-invoker-policy-binding "$name" --region="$REGION" "${G[@]}" --member="serviceAccount:$PUSH_SA"
 }
-deploy_orchestrator "$ENTRY_RUN_REQUESTED"
-deploy_orchestrator "$ENTRY_JOB_STATE"
-deploy_orchestrator "$ENTRY_RECONCILE"
+for line in "${PUSHED[@]}"; do deploy_orchestrator "${line%% *}"; done
+for entry in "${SCHEDULED[@]}"; do deploy_orchestrator "$entry"; done
 
 # ---------------------------------------------------------------------------------------------
 step "Push subscriptions"
 # ---------------------------------------------------------------------------------------------
-# The endpoint path names the topic, as functions-framework expects of a raw Pub/Sub push; the
-# OIDC audience is the function's own address. Failed deliveries back off, then dead-letter.
+# The endpoint path names the topic, as functions-framework expects of a raw Pub/Sub push (the
+# local suite does the same); the OIDC audience is the function's own address. Failed deliveries
+# back off, then go to the dead-letter topic.
 ensure_push() {
-  local sub=$1 topic=$2 entry=$3 url
+  local entry=$1 topic=$2 sub="$2-push" url
   url=$(function_url "$(fn_name "$entry")")
   local push=(--push-endpoint="$url/projects/$PROJECT_ID/topics/$topic" --push-auth-service-account="$PUSH_SA" --push-auth-token-audience="$url"
     --ack-deadline=600 --min-retry-delay=10s --max-retry-delay=600s --dead-letter-topic="$DEAD_LETTER_TOPIC" --max-delivery-attempts="$MAX_DELIVERY_ATTEMPTS")
@@ -412,24 +398,30 @@ ensure_push() {
   fi
   run_q gcloud pubsub subscriptions add-iam-policy-binding "$sub" "${G[@]}" --member="serviceAccount:$PUBSUB_AGENT" --role=roles/pubsub.subscriber
 }
-ensure_push "$TOPIC_RUN_REQUESTED-push" "$TOPIC_RUN_REQUESTED" "$ENTRY_RUN_REQUESTED"
-ensure_push "$TOPIC_JOB_STATUS-push" "$TOPIC_JOB_STATUS" "$ENTRY_JOB_STATE"
+for line in "${PUSHED[@]}"; do
+  read -r entry topic <<<"$line"
+  case " $TOPIC_RUN_REQUESTED $TOPIC_JOB_STATUS " in
+    *" $topic "*) ;;
+    *) die "orchestrator function $entry listens on topic $topic, which this deploy does not create" ;;
+  esac
+  ensure_push "$entry" "$topic"
+done
 
 # ---------------------------------------------------------------------------------------------
 step "Reconciler schedule"
 # ---------------------------------------------------------------------------------------------
-# A binary-mode CloudEvent (ce-* headers), so the reconciler is invoked like the other handlers.
-RECONCILE_FN=$(fn_name "$ENTRY_RECONCILE")
-RECONCILE_URL=$(function_url "$RECONCILE_FN")
-JOB="$RECONCILE_FN-schedule"
-CE_HEADERS="Content-Type=application/json,ce-specversion=1.0,ce-id=$JOB,ce-type=platform.reconcile.v1.requested,ce-source=//cloudscheduler.googleapis.com/projects/$PROJECT_ID/locations/$SCHEDULER_REGION/jobs/$JOB"
-SCHEDULE=(--location="$SCHEDULER_REGION" "${G[@]}" --schedule="$RECONCILE_SCHEDULE" --time-zone="$SCHEDULER_TIME_ZONE" --uri="$RECONCILE_URL"
-  --http-method=POST --message-body='{}' --oidc-service-account-email="$PUSH_SA" --oidc-token-audience="$RECONCILE_URL" --attempt-deadline=540s)
-if exists gcloud scheduler jobs describe "$JOB" --location="$SCHEDULER_REGION" "${G[@]}"; then
-  run gcloud scheduler jobs update http "$JOB" "${SCHEDULE[@]}" --update-headers="$CE_HEADERS"
-else
-  run gcloud scheduler jobs create http "$JOB" "${SCHEDULE[@]}" --headers="$CE_HEADERS"
-fi
+for entry in "${SCHEDULED[@]}"; do
+  name=$(fn_name "$entry")
+  url=$(function_url "$name")
+  job="$name-schedule"
+  schedule=(--location="$SCHEDULER_REGION" "${G[@]}" --schedule="$RECONCILE_SCHEDULE" --time-zone="$SCHEDULER_TIME_ZONE" --uri="$url"
+    --http-method=POST --message-body='{}' --oidc-service-account-email="$PUSH_SA" --oidc-token-audience="$url" --attempt-deadline=540s)
+  if exists gcloud scheduler jobs describe "$job" --location="$SCHEDULER_REGION" "${G[@]}"; then
+    run gcloud scheduler jobs update http "$job" "${schedule[@]}" --update-headers=Content-Type=application/json
+  else
+    run gcloud scheduler jobs create http "$job" "${schedule[@]}" --headers=Content-Type=application/json
+  fi
+done
 
 # ---------------------------------------------------------------------------------------------
 step "Addresses"

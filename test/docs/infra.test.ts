@@ -5,6 +5,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SERVICES } from '../../functions/services.js'
+import { loadConfig } from '../../lib/config.js'
+import { ORCHESTRATOR_FUNCTIONS } from '../../orchestrator/functions.js'
 
 /**
  * infra/deploy.sh --dry-run, run as an operator would, with sample settings. gcloud and curl are
@@ -15,6 +17,9 @@ const PROJECT = 'acme-genomics-prod'
 const REGION = 'europe-west4'
 const INDEXES = (JSON.parse(readFileSync(join(REPO, 'firestore.indexes.json'), 'utf8')) as { indexes: unknown[] }).indexes
 const PUSH_SA = `platform-push@${PROJECT}.iam.gserviceaccount.com`
+const TOPICS = loadConfig({}).topics
+const PUSHED = ORCHESTRATOR_FUNCTIONS.flatMap((f) => (f.kind === 'cloudevent' ? [{ entry: f.name, topic: f.topic(loadConfig({})) }] : []))
+const SCHEDULED = ORCHESTRATOR_FUNCTIONS.filter((f) => f.kind === 'http').map((f) => f.name)
 
 let scratch: string
 let tripwireLog: string
@@ -108,8 +113,9 @@ describe('infra/deploy.sh --dry-run', () => {
     }
   })
 
-  it('deploys the three orchestrator functions privately, invocable by the push account only', () => {
-    for (const entry of ['runRequested', 'jobStateChanged', 'reconcile']) {
+  it('deploys every orchestrator function privately, invocable by the push account only', () => {
+    expect(ORCHESTRATOR_FUNCTIONS.length).toBeGreaterThan(0)
+    for (const { name: entry } of ORCHESTRATOR_FUNCTIONS) {
       const name = functionName(entry)
       const deploy = one(plan.commands, `gcloud functions deploy ${name} `)
       expect(deploy.split(' ')).toEqual(expect.arrayContaining(['--gen2', `--entry-point=${entry}`, '--no-allow-unauthenticated', '--runtime=nodejs20']))
@@ -118,11 +124,13 @@ describe('infra/deploy.sh --dry-run', () => {
   })
 
   it('creates the run-requested, batch-job-status and dead-letter topics', () => {
+    expect([TOPICS.runRequested, TOPICS.jobStatus]).toEqual(['run-requested', 'batch-job-status'])
     for (const topic of ['run-requested', 'batch-job-status', 'platform-dead-letter']) one(plan.commands, `gcloud pubsub topics create ${topic} `)
   })
 
   it('pushes each topic to its orchestrator function with an OIDC token, a retry policy and a dead-letter topic', () => {
-    for (const [topic, entry] of [['run-requested', 'runRequested'], ['batch-job-status', 'jobStateChanged']] as const) {
+    expect(PUSHED.length).toBeGreaterThan(0)
+    for (const { topic, entry } of PUSHED) {
       const sub = one(plan.commands, `gcloud pubsub subscriptions create ${topic}-push `)
       const url = `<url of ${functionName(entry)}>`
       expect(sub).toContain(`--topic=${topic}`)
@@ -135,11 +143,15 @@ describe('infra/deploy.sh --dry-run', () => {
   })
 
   it('schedules the reconciler with an OIDC-authenticated Cloud Scheduler job', () => {
-    const job = one(plan.commands, 'gcloud scheduler jobs create http reconcile-schedule ')
-    expect(job).toContain("'--schedule=*/5 * * * *'")
-    expect(job).toContain("'--uri=<url of reconcile>'")
-    expect(job).toContain(`--oidc-service-account-email=${PUSH_SA}`)
-    expect(job).toContain('ce-specversion=1.0')
+    expect(SCHEDULED).toContain('reconcile')
+    for (const entry of SCHEDULED) {
+      const name = functionName(entry)
+      const job = one(plan.commands, `gcloud scheduler jobs create http ${name}-schedule `)
+      expect(job).toContain("'--schedule=*/5 * * * *'")
+      expect(job).toContain(`'--uri=<url of ${name}>'`)
+      expect(job).toContain(`--oidc-service-account-email=${PUSH_SA}`)
+      expect(job).toContain(`'--oidc-token-audience=<url of ${name}>'`)
+    }
   })
 
   it('creates the three service accounts and grants the runtime account use of the Batch account only', () => {
