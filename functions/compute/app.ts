@@ -1,8 +1,9 @@
-import { createBatchBackend, type BatchBackend } from '../../lib/batch/index.js'
+import type { BatchBackend } from '../../lib/batch/index.js'
 import { API_PREFIX, createServiceApp, type KernelDeps } from '../../lib/http.js'
-import { PipelineStore } from '../../lib/pipelines.js'
-import { PubSubQueue, type Queue } from '../../lib/queue.js'
-import { RunStore } from '../../lib/runs.js'
+import type { PipelineStore } from '../../lib/pipelines.js'
+import type { Queue } from '../../lib/queue.js'
+import { createRunStack } from '../../lib/run-stack.js'
+import type { RunStore } from '../../lib/runs.js'
 import { createObjectStorage, type ObjectStorage } from '../../lib/storage.js'
 import { pipelineRoutes } from './routes/pipelines.js'
 import { runRoutes } from './routes/runs.js'
@@ -20,17 +21,8 @@ export type ComputeAdapters = Pick<ComputeDeps, 'queue' | 'batch' | 'storage'>
 
 /** The adapters come from the configuration (Pub/Sub, Cloud Batch or the local executor, GCS or a local folder) unless given. */
 export function computeDeps(kernel: KernelDeps, adapters: Partial<ComputeAdapters> = {}): ComputeDeps {
-  const queue = adapters.queue ?? new PubSubQueue(kernel.config)
-  return {
-    ...kernel,
-    runs: new RunStore(kernel.db, kernel.audit, kernel.clock),
-    pipelines: new PipelineStore(kernel.db, kernel.audit, kernel.clock),
-    queue,
-    batch:
-      adapters.batch ??
-      createBatchBackend(kernel.config, { log: kernel.log, clock: kernel.clock, pubsub: queue instanceof PubSubQueue ? queue.pubsub : undefined }),
-    storage: adapters.storage ?? createObjectStorage(kernel.config),
-  }
+  const stack = createRunStack(kernel, { queue: adapters.queue, batch: adapters.batch as BatchBackend | undefined })
+  return { ...kernel, ...stack, batch: adapters.batch ?? stack.batch, storage: adapters.storage ?? createObjectStorage(kernel.config) }
 }
 
 export function createComputeApp(deps: ComputeDeps) {
