@@ -170,6 +170,14 @@ describe('infra/deploy.sh --dry-run', () => {
     expect(indexes[0]).toContain('--collection-group=runs')
   })
 
+  it('turns on TTL deletion for the short-lived records, never for personal access tokens', () => {
+    const ttl = plan.commands.filter((c) => c.startsWith('gcloud firestore fields ttls update '))
+    for (const [collection, field] of [['service_tokens', 'expires_at'], ['sessions', 'expires_at'], ['login_states', 'expires_at'], ['used_assertions', 'expires_at'], ['idempotency_keys', 'expires']]) {
+      expect(one(ttl, `gcloud firestore fields ttls update ${field} --collection-group=${collection} `).split(' ')).toContain('--enable-ttl')
+    }
+    expect(ttl.filter((c) => c.includes('personal_tokens'))).toEqual([])
+  })
+
   it('creates each bucket private, with uniform access, and lets the Batch account write to it', () => {
     for (const bucket of ['acme-germline-data', 'acme-oncology-data']) {
       const create = one(plan.commands, `gcloud storage buckets create gs://${bucket} `)
