@@ -81,7 +81,7 @@ describe.each(Object.entries(SERVICES))('the %s service OpenAPI document', (name
   it('answers 401 with { detail } on every operation that needs credentials, called without any', async () => {
     const offenders: string[] = []
     for (const o of ops.filter((x) => !x.isPublic)) {
-      const res = await call(app, o.method, concrete(o.path), { body: bodyFor(o.method) })
+      const res = await call(app, o.method.toUpperCase(), concrete(o.path), { body: bodyFor(o.method) })
       if (res.status !== 401 || typeof res.body?.detail !== 'string') {
         offenders.push(`${label(o)} answered ${res.status} ${JSON.stringify(res.body)}; a public operation must declare security: []`)
       }
@@ -102,7 +102,7 @@ describe.each(Object.entries(SERVICES))('the %s service OpenAPI document', (name
       const scoped = service.create(world.deps)
       const offenders: string[] = []
       for (const o of ops.filter((x) => !x.isPublic)) {
-        const res = await call(scoped, o.method, concrete(o.path), { token: world.owner.token, body: bodyFor(o.method) })
+        const res = await call(scoped, o.method.toUpperCase(), concrete(o.path), { token: world.owner.token, body: bodyFor(o.method) })
         if (res.status !== 400 || !/X-Project-ID/i.test(String(res.body?.detail))) {
           offenders.push(`${label(o)} answered ${res.status} ${JSON.stringify(res.body)}`)
         }

@@ -5,6 +5,8 @@ import { startFirestoreEmulator, startPubsubEmulator, type RunningProcess } from
 let running: RunningProcess[] = []
 
 export async function setup(project: TestProject) {
+  // Nothing here runs on Google Cloud: the client libraries must not probe for a metadata server.
+  process.env.METADATA_SERVER_DETECTION = 'none'
   running = await Promise.all([startFirestoreEmulator(), startPubsubEmulator()])
   const [firestore, pubsub] = running
   process.env.FIRESTORE_EMULATOR_HOST = firestore!.host
