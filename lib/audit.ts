@@ -45,6 +45,8 @@ export interface AuditEvent extends Required<Pick<AuditInput, 'action' | 'entity
   actor: AuditActor
   request?: AuditRequest
   change?: AuditInput['change']
+  /** The chain (see auditChainKey) in which `seq` and `prev_hash` apply. */
+  chain: string
   seq: number
   prev_hash: string
   hash: string
@@ -70,11 +72,26 @@ export function eventHash(event: Omit<AuditEvent, 'hash'>): string {
 }
 
 /**
- * Writes audit events, each chained to the previous one of its project (or organization, or the
- * platform) by hash, so that a removed or altered event shows. Inside a caller's transaction the
- * event commits with the change it records; the chain head is read first, as Firestore requires
- * every read of a transaction to come before its writes.
+ * Writes audit events, each chained by hash to the previous event of its chain, so that a removed
+ * or altered event shows (a gap in `seq`, or a `prev_hash` that does not match). A chain is one of
+ * AUDIT_SHARDS per scope (project, else organization, else the platform), chosen by the entity: one
+ * entity's history is always one ordered chain, and changes to different entities rarely share a
+ * chain head. A single head per project would serialize every audited change of the project (and
+ * Firestore sustains about one write per second on one document).
+ * Inside a caller's transaction the event commits with the change it records; the chain head is
+ * read first, as Firestore requires every read of a transaction to come before its writes.
  */
+export const AUDIT_SHARDS = 256
+
+export type AuditScope = Pick<AuditInput, 'project_id' | 'org_id' | 'entity'>
+
+/** The chain an event belongs to: `project_<id>~<shard>`, `org_<id>~<shard>` or `platform~<shard>`. */
+export function auditChainKey(scope: AuditScope): string {
+  const owner = scope.project_id ? `project_${scope.project_id}` : scope.org_id ? `org_${scope.org_id}` : 'platform'
+  const shard = parseInt(sha256(`${scope.entity.type}/${scope.entity.id}`).slice(0, 8), 16) % AUDIT_SHARDS
+  return `${owner}~${shard}`
+}
+
 export class AuditWriter {
   constructor(
     private readonly db: Db,
@@ -82,19 +99,16 @@ export class AuditWriter {
     private readonly clock: Clock,
   ) {}
 
-  private chainKey(input: Pick<AuditInput, 'project_id' | 'org_id'>) {
-    return input.project_id ? `project_${input.project_id}` : input.org_id ? `org_${input.org_id}` : 'platform'
-  }
-
   /** Reads the chain head in `tx`; call before any write of the transaction, then `write` after. */
-  async prepare(tx: Transaction, scope: Pick<AuditInput, 'project_id' | 'org_id'>) {
-    const headRef = this.db.col('audit_heads').doc(this.chainKey(scope))
+  async prepare(tx: Transaction, scope: AuditScope) {
+    const chain = auditChainKey(scope)
+    const headRef = this.db.col('audit_heads').doc(chain)
     const head = await tx.get(headRef)
     let seq = (head.get('seq') as number | undefined) ?? 0
     let prev = (head.get('hash') as string | undefined) ?? ''
     return {
       write: (ctx: AuditContext, input: AuditInput): AuditEvent => {
-        if (this.chainKey(input) !== this.chainKey(scope)) throw new Error('audit event outside the prepared chain')
+        if (auditChainKey(input) !== chain) throw new Error(`audit event ${input.action} outside the prepared chain ${chain}`)
         seq += 1
         const body: Omit<AuditEvent, 'hash'> = {
           id: newId(),
@@ -108,6 +122,7 @@ export class AuditWriter {
           change: input.change,
           actor: ctx.actor,
           request: ctx.request,
+          chain,
           seq,
           prev_hash: prev,
         }
@@ -124,4 +139,23 @@ export class AuditWriter {
   async record(ctx: AuditContext, input: AuditInput): Promise<AuditEvent> {
     return this.db.firestore.runTransaction(async (tx) => (await this.prepare(tx, input)).write(ctx, input))
   }
+}
+
+/**
+ * Checks the events of one chain (any order): `seq` runs 1, 2, 3… without a gap, each
+ * `prev_hash` is the hash of the event before, and each hash matches the event's content.
+ * Returns the problems found, none for an intact chain.
+ */
+export function verifyAuditChain(events: AuditEvent[]): string[] {
+  const problems: string[] = []
+  const sorted = [...events].sort((a, b) => a.seq - b.seq)
+  let prev = ''
+  sorted.forEach((event, i) => {
+    const { hash, ...body } = event
+    if (event.seq !== i + 1) problems.push(`seq ${i + 1} is missing (found ${event.seq})`)
+    if (event.prev_hash !== prev) problems.push(`event ${event.id} (seq ${event.seq}) does not follow the event before it`)
+    if (eventHash(body) !== hash) problems.push(`event ${event.id} (seq ${event.seq}) was altered`)
+    prev = hash
+  })
+  return problems
 }

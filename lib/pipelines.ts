@@ -271,7 +271,7 @@ export class PipelineStore {
       const existing = PipelineStore.data(await tx.get(ref))
       const platform = platformRef ? await tx.get(platformRef) : undefined
       const chainScope = scope === PLATFORM_SCOPE ? {} : { project_id: scope, org_id: input.org_id }
-      const chain = await this.audit.prepare(tx, chainScope)
+      const chain = await this.audit.prepare(tx, { ...chainScope, entity: { type: 'pipeline', id } })
       if (platform?.exists) {
         throw conflict(`pipeline '${d.slug}' version ${d.version} is a platform pipeline and cannot be replaced; choose another version or slug`)
       }

@@ -152,8 +152,8 @@ export class RunStore {
           if (run) return { run, replayed: true }
         }
       }
-      const chain = await this.audit.prepare(tx, { project_id: input.project.id })
       const id = newId()
+      const chain = await this.audit.prepare(tx, { project_id: input.project.id, entity: { type: 'run', id } })
       const run: RunRecord = {
         id,
         project_id: input.project.id,
@@ -238,7 +238,7 @@ export class RunStore {
         if (run.status === 'cancelled') return { run, changed: false }
         throw conflict(`run ${run.name} has already ${run.status}; only a queued or running run can be cancelled`)
       }
-      const chain = await this.audit.prepare(tx, { project_id: run.project_id })
+      const chain = await this.audit.prepare(tx, { project_id: run.project_id, entity: { type: 'run', id: run.id } })
       const now = this.now()
       const patch = {
         status: next,
@@ -272,7 +272,7 @@ export class RunStore {
     return this.db.firestore.runTransaction(async (tx) => {
       const run = RunStore.data(await tx.get(this.ref(runId)))
       if (!run || run.job) return run
-      const chain = await this.audit.prepare(tx, { project_id: run.project_id })
+      const chain = await this.audit.prepare(tx, { project_id: run.project_id, entity: { type: 'run', id: run.id } })
       const now = this.now()
       const patch = {
         job: { name: job.name, ...(job.uid ? { uid: job.uid } : {}), created_at: now },
@@ -307,7 +307,7 @@ export class RunStore {
       if (!run) return { changed: false }
       const next = advance(run.status, event.status)
       if (!next) return { changed: false, run }
-      const chain = await this.audit.prepare(tx, { project_id: run.project_id })
+      const chain = await this.audit.prepare(tx, { project_id: run.project_id, entity: { type: 'run', id: run.id } })
       const at = Timestamp.fromDate(event.at)
       const patch: Partial<RunRecord> = { status: next, updated: this.now() }
       if (next === 'running') patch.started = at

@@ -44,10 +44,10 @@ const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000
 export class TokenStore {
   constructor(private readonly db: Db) {}
 
-  private mintPersonal(input: { userId: string; name: string; expiresAt: Date; now: Date }) {
+  private mintPersonal(input: { id?: string; userId: string; name: string; expiresAt: Date; now: Date }) {
     const value = newSecret(TOKEN_PREFIX.personal)
     const record: PersonalTokenRecord = {
-      id: newId(),
+      id: input.id ?? newId(),
       user_id: input.userId,
       name: input.name,
       hint: value.slice(0, TOKEN_PREFIX.personal.length + 4),
@@ -64,7 +64,7 @@ export class TokenStore {
   }
 
   /** As createPersonal, written in the caller's transaction (after its reads) so the token commits with its audit event. */
-  createPersonalIn(tx: Transaction, input: { userId: string; name: string; expiresAt: Date; now: Date }) {
+  createPersonalIn(tx: Transaction, input: { id?: string; userId: string; name: string; expiresAt: Date; now: Date }) {
     const { value, record, ref } = this.mintPersonal(input)
     tx.create(ref, record)
     return { value, record }

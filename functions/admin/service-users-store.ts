@@ -50,7 +50,7 @@ export class ServiceUserStore {
     }
     await this.db.firestore.runTransaction(async (tx) => {
       const clash = await tx.get(this.ofOrg(input.orgId).where('name', '==', input.name).limit(1))
-      const chain = await this.audit.prepare(tx, { org_id: input.orgId })
+      const chain = await this.audit.prepare(tx, { org_id: input.orgId, entity: { type: 'service_user', id: user.id } })
       if (!clash.empty) throw conflict(`a service user named '${input.name}' already exists in this organization`)
       tx.create(this.db.col('users').doc(user.id), user)
       chain.write(ctx, { action: 'service_user.created', org_id: input.orgId, entity: { type: 'service_user', id: user.id, parent: input.orgId } })
@@ -74,7 +74,7 @@ export class ServiceUserStore {
     return this.db.firestore.runTransaction(async (tx) => {
       const current = (await tx.get(ref)).data() as ServiceUserRecord | undefined
       const clash = patch.name && patch.name !== current?.name ? await tx.get(this.ofOrg(user.org_id).where('name', '==', patch.name).limit(1)) : undefined
-      const chain = await this.audit.prepare(tx, { org_id: user.org_id })
+      const chain = await this.audit.prepare(tx, { org_id: user.org_id, entity: { type: 'service_user', id: user.id } })
       if (!current) throw notFound('service user')
       if (clash && !clash.empty) throw conflict(`a service user named '${patch.name}' already exists in this organization`)
       const next = { name: patch.name ?? current.name, description: patch.description ?? current.description, disabled: patch.disabled ?? Boolean(current.disabled) }
@@ -106,7 +106,7 @@ export class ServiceUserStore {
     }
     await this.db.firestore.runTransaction(async (tx) => {
       const existing = await tx.get(this.db.col('service_keys').where('service_user_id', '==', user.id))
-      const chain = await this.audit.prepare(tx, { org_id: user.org_id })
+      const chain = await this.audit.prepare(tx, { org_id: user.org_id, entity: { type: 'service_key', id: key.id } })
       const active = existing.docs.filter((d) => !d.get('revoked_at')).length
       if (active >= MAX_ACTIVE_KEYS) throw conflict(`a service user may hold at most ${MAX_ACTIVE_KEYS} active keys; revoke one first`)
       tx.create(this.db.col('service_keys').doc(key.id), key)
@@ -132,7 +132,7 @@ export class ServiceUserStore {
     const ref = this.db.col('service_keys').doc(keyId)
     await this.db.firestore.runTransaction(async (tx) => {
       const snap = await tx.get(ref)
-      const chain = await this.audit.prepare(tx, { org_id: user.org_id })
+      const chain = await this.audit.prepare(tx, { org_id: user.org_id, entity: { type: 'service_key', id: keyId } })
       if (!snap.exists || snap.get('service_user_id') !== user.id) throw notFound('key')
       if (snap.get('revoked_at')) return
       tx.update(ref, { revoked_at: this.now() })
@@ -155,7 +155,7 @@ export class ServiceUserStore {
     const jtiRef = this.db.col('used_assertions').doc(sha256(`${key.service_user_id}:${input.jti}`))
     return this.db.firestore.runTransaction(async (tx) => {
       const [keySnap, used] = await Promise.all([tx.get(keyRef), tx.get(jtiRef)])
-      const chain = await this.audit.prepare(tx, { org_id: key.org_id })
+      const chain = await this.audit.prepare(tx, { org_id: key.org_id, entity: { type: 'service_user', id: key.service_user_id } })
       if (!keySnap.exists || keySnap.get('revoked_at')) throw unauthorized('invalid_grant: the key was revoked')
       if (used.exists) throw unauthorized('invalid_grant: this assertion was already used (jti replay); sign a new one with a fresh jti')
       tx.create(jtiRef, { service_user_id: key.service_user_id, key_id: key.id, expires_at: Timestamp.fromDate(input.assertionExpiresAt) })

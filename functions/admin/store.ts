@@ -48,7 +48,7 @@ export class AdminStore {
     const org: OrgRecord = { id: newId(), name: input.name, slug: input.slug ?? slugify(input.name), created: this.now() }
     await this.db.firestore.runTransaction(async (tx) => {
       const clash = await tx.get(this.db.col('organizations').where('slug', '==', org.slug).limit(1))
-      const chain = await this.audit.prepare(tx, { org_id: org.id })
+      const chain = await this.audit.prepare(tx, { org_id: org.id, entity: { type: 'organization', id: org.id } })
       if (!clash.empty) throw conflict(`an organization with slug '${org.slug}' already exists`)
       tx.create(this.db.col('organizations').doc(org.id), org)
       const owner: OrgMemberRecord = { org_id: org.id, user_id: input.ownerId, role: 'org_owner', updated: org.created }
@@ -86,7 +86,7 @@ export class AdminStore {
     }
     await this.db.firestore.runTransaction(async (tx) => {
       const clash = await tx.get(this.db.col('projects').where('org_id', '==', input.org.id).where('slug', '==', slug).limit(1))
-      const chain = await this.audit.prepare(tx, { project_id: project.id })
+      const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project', id: project.id } })
       if (!clash.empty) throw conflict(`project slug '${slug}' already exists in organization '${input.org.slug}'`)
       tx.create(this.db.col('projects').doc(project.id), project)
       chain.write(ctx, { action: 'project.created', org_id: project.org_id, project_id: project.id, entity: { type: 'project', id: project.id, parent: project.org_id } })
@@ -111,7 +111,7 @@ export class AdminStore {
   async setCredentials(ctx: AuditContext, project: ProjectRecord, serviceAccountEmail: string | null): Promise<ProjectRecord> {
     const credentials = serviceAccountEmail ? { service_account_email: serviceAccountEmail, configured_at: this.now() } : undefined
     await this.db.firestore.runTransaction(async (tx) => {
-      const chain = await this.audit.prepare(tx, { project_id: project.id })
+      const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project', id: project.id } })
       tx.update(this.db.col('projects').doc(project.id), { credentials: credentials ?? FieldValue.delete() })
       chain.write(ctx, {
         action: credentials ? 'credentials.configured' : 'credentials.removed',
@@ -153,7 +153,7 @@ export class AdminStore {
     const record: MemberRecord = { project_id: project.id, org_id: project.org_id, user_id: user.id, roles: [...new Set(roles)], updated: this.now() }
     await this.db.firestore.runTransaction(async (tx) => {
       const before = await tx.get(ref)
-      const chain = await this.audit.prepare(tx, { project_id: project.id })
+      const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project_member', id: user.id } })
       tx.set(ref, record)
       chain.write(ctx, {
         action: before.exists ? 'member.roles_changed' : 'member.added',
@@ -170,7 +170,7 @@ export class AdminStore {
     const ref = this.db.col('project_members').doc(memberId(project.id, userId))
     await this.db.firestore.runTransaction(async (tx) => {
       const before = await tx.get(ref)
-      const chain = await this.audit.prepare(tx, { project_id: project.id })
+      const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project_member', id: userId } })
       if (!before.exists) throw notFound('member')
       tx.delete(ref)
       chain.write(ctx, {
@@ -195,7 +195,7 @@ export class AdminStore {
     const record: OrgMemberRecord = { org_id: orgId, user_id: user.id, role, updated: this.now() }
     await this.db.firestore.runTransaction(async (tx) => {
       const before = await tx.get(ref)
-      const chain = await this.audit.prepare(tx, { org_id: orgId })
+      const chain = await this.audit.prepare(tx, { org_id: orgId, entity: { type: 'org_member', id: user.id } })
       tx.set(ref, record)
       chain.write(ctx, {
         action: before.exists ? 'org_member.role_changed' : 'org_member.added',
@@ -211,7 +211,7 @@ export class AdminStore {
     const ref = this.db.col('org_members').doc(memberId(orgId, userId))
     await this.db.firestore.runTransaction(async (tx) => {
       const before = await tx.get(ref)
-      const chain = await this.audit.prepare(tx, { org_id: orgId })
+      const chain = await this.audit.prepare(tx, { org_id: orgId, entity: { type: 'org_member', id: userId } })
       if (!before.exists) throw notFound('member')
       tx.delete(ref)
       chain.write(ctx, { action: 'org_member.removed', org_id: orgId, entity: { type: 'org_member', id: userId, parent: orgId }, change: { from: before.get('role') as string } })
@@ -225,7 +225,7 @@ export class AdminStore {
 
   async setDefaultProject(ctx: AuditContext, user: UserRecord, project: ProjectRecord): Promise<void> {
     await this.db.firestore.runTransaction(async (tx) => {
-      const chain = await this.audit.prepare(tx, { project_id: project.id })
+      const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'user', id: user.id } })
       tx.update(this.db.col('users').doc(user.id), { default_project_id: project.id })
       chain.write(ctx, { action: 'user.default_context_set', org_id: project.org_id, project_id: project.id, entity: { type: 'user', id: user.id }, change: { to: project.id } })
     })

@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import { iso } from '../../../lib/db.js'
 import { badRequest, forbidden, notFound } from '../../../lib/errors.js'
 import { auditContext, commonErrors, json, resourceApp } from '../../../lib/http.js'
+import { newId } from '../../../lib/ids.js'
 import { PageQuery, pageHeaders, pageResponse, paginateArray } from '../../../lib/pagination.js'
 import type { PersonalTokenRecord } from '../../../lib/tokens.js'
 import type { AdminDeps } from '../app.js'
@@ -109,8 +110,9 @@ export function tokensRoutes(deps: AdminDeps) {
       const expiresAt = expiryOf(body, now)
       const ctx = auditContext(c)
       const created = await deps.db.firestore.runTransaction(async (tx) => {
-        const chain = await deps.audit.prepare(tx, {})
-        const t = deps.tokens.createPersonalIn(tx, { userId: p.user.id, name: body.name, expiresAt, now })
+        const id = newId()
+        const chain = await deps.audit.prepare(tx, { entity: { type: 'personal_token', id } })
+        const t = deps.tokens.createPersonalIn(tx, { id, userId: p.user.id, name: body.name, expiresAt, now })
         chain.write(ctx, { action: 'token.created', entity: { type: 'personal_token', id: t.record.id, parent: p.user.id }, change: { to: iso(t.record.expires_at) } })
         return t
       })
@@ -150,7 +152,7 @@ export function tokensRoutes(deps: AdminDeps) {
       const ctx = auditContext(c)
       const now = deps.clock.now()
       await deps.db.firestore.runTransaction(async (tx) => {
-        const chain = await deps.audit.prepare(tx, {})
+        const chain = await deps.audit.prepare(tx, { entity: { type: 'personal_token', id } })
         const found = await deps.tokens.getPersonalIn(tx, userId, id)
         if (!found) throw notFound('token')
         if (found.record.revoked_at) return
