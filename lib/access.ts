@@ -116,10 +116,6 @@ export class AccessStore {
     return { orgRoles, projectRoles }
   }
 
-  async principal(user: UserRecord, method: AuthMethod, credentialId?: string): Promise<Principal> {
-    return { user, method, credentialId, ...(await this.rolesOf(user.id)) }
-  }
-
   async getProject(id: string): Promise<ProjectRecord | undefined> {
     const snap = await this.db.col('projects').doc(id).get()
     return snap.exists ? (snap.data() as ProjectRecord) : undefined

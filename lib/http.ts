@@ -77,11 +77,16 @@ export function auditContext(c: Context<AppEnv>): AuditContext {
 
 const BEARER_RE = /^Bearer[ ]+([^\s]+)\s*$/i
 
-/** Resolves the caller from a Bearer token (any of the three kinds) or, failing that, the session cookie. */
+/**
+ * Resolves the caller from a Bearer token (any of the three kinds) or, failing that, the session
+ * cookie. The account and its role grants are read together, afresh on every request, so a
+ * removed role restricts every credential of the user at once.
+ */
 export async function resolvePrincipal(deps: KernelDeps, c: Context<AppEnv>): Promise<Principal> {
   const now = deps.clock.now()
   const header = c.req.header('authorization')
-  let user: UserRecord | undefined
+  let userId: string
+  let linked: UserRecord | undefined
   let method: Principal['method']
   let credentialId: string | undefined
 
@@ -91,18 +96,19 @@ export async function resolvePrincipal(deps: KernelDeps, c: Context<AppEnv>): Pr
     if (token.startsWith(TOKEN_PREFIX.personal)) {
       const found = await deps.tokens.verifyPersonal(token, now)
       if (!found.ok) throw unauthorized(found.reason)
-      user = await deps.access.getUser(found.record.user_id)
+      userId = found.record.user_id
       method = 'personal_token'
       credentialId = found.record.id
     } else if (token.startsWith(TOKEN_PREFIX.service)) {
       const found = await deps.tokens.verifyServiceToken(token, now)
       if (!found.ok) throw unauthorized(found.reason)
-      user = await deps.access.getUser(found.record.user_id)
+      userId = found.record.user_id
       method = 'service_token'
       credentialId = found.record.key_id
     } else if (token.split('.').length === 3 && deps.oidc) {
       const claims = await deps.oidc.verify(token)
-      user = await deps.access.userForIdentity(claims, Timestamp.fromDate(now))
+      linked = await deps.access.userForIdentity(claims, Timestamp.fromDate(now))
+      userId = linked.id
       method = 'oidc'
     } else {
       throw unauthorized('unrecognized token')
@@ -112,20 +118,14 @@ export async function resolvePrincipal(deps: KernelDeps, c: Context<AppEnv>): Pr
     if (!cookie) throw unauthorized('authentication required: send Authorization: Bearer <token>')
     const found = await deps.tokens.getSession(cookie, now)
     if (!found.ok) throw unauthorized(found.reason)
-    user = await deps.access.getUser(found.record.user_id)
+    userId = found.record.user_id
     method = 'session'
     credentialId = found.record.id
   }
+  const [user, roles] = await Promise.all([linked ?? deps.access.getUser(userId), deps.access.rolesOf(userId)])
   if (!user) throw unauthorized('the account of this credential no longer exists')
   if (user.disabled) throw unauthorized('account disabled')
-  return deps.access.principal(user, method, credentialId)
-}
-
-export function authenticate(deps: KernelDeps): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    c.set('principal', await resolvePrincipal(deps, c))
-    await next()
-  }
+  return { user, method, credentialId, ...roles }
 }
 
 /** Records an access.denied event and answers 403. */
