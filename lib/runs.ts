@@ -381,6 +381,23 @@ export class RunStore {
     return q.docs.map((d) => d.data() as RunRecord)
   }
 
+  /**
+   * Queued runs without a job whose record has not changed since `olderThan`: their message was
+   * published (or not) but never turned into a job, e.g. it was dead-lettered. Job creation is
+   * idempotent, so publishing again is always safe (least recently updated first).
+   */
+  async listStalledDispatch(olderThan: Date, limit: number): Promise<RunRecord[]> {
+    const q = await this.db
+      .col('runs')
+      .where('status', '==', 'queued')
+      .where('has_job', '==', false)
+      .where('updated', '<', Timestamp.fromDate(olderThan))
+      .orderBy('updated', 'asc')
+      .limit(limit)
+      .get()
+    return q.docs.map((d) => d.data() as RunRecord)
+  }
+
   /** Cancelled runs whose Batch job has not been deleted yet. */
   async listCancelledWithLiveJob(limit: number): Promise<RunRecord[]> {
     const q = await this.db.col('runs').where('job_cleanup_pending', '==', true).limit(limit).get()

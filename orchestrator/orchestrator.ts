@@ -208,7 +208,12 @@ export function createOrchestrator(deps: OrchestratorDeps) {
       report.errors.push({ run_id, step, error: err instanceof Error ? err.message : String(err) })
     }
 
-    for (const run of await runs.listUnpublished(new Date(now.getTime() - UNPUBLISHED_GRACE_MS), RECONCILE_BATCH)) {
+    const staleAfter = deps.staleAfterMs ?? DEFAULT_STALE_AFTER_MS
+    // Never published; or published long ago with no job to show for it (the message was lost).
+    const undispatched = new Map<string, RunRecord>()
+    for (const run of await runs.listUnpublished(new Date(now.getTime() - UNPUBLISHED_GRACE_MS), RECONCILE_BATCH)) undispatched.set(run.id, run)
+    for (const run of await runs.listStalledDispatch(new Date(now.getTime() - staleAfter), RECONCILE_BATCH)) undispatched.set(run.id, run)
+    for (const run of undispatched.values()) {
       try {
         // A run with a job was dispatched already, whatever the record says about its message.
         if (!run.job) await queue.publish('run.requested', { run_id: run.id, project_id: run.project_id })
@@ -219,7 +224,6 @@ export function createOrchestrator(deps: OrchestratorDeps) {
       }
     }
 
-    const staleAfter = deps.staleAfterMs ?? DEFAULT_STALE_AFTER_MS
     for (const run of await runs.listInFlight(new Date(now.getTime() - staleAfter), RECONCILE_BATCH)) {
       try {
         const job = run.job ? await batch.getJob(run.job.name) : undefined

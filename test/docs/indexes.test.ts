@@ -45,6 +45,7 @@ const QUERIES: QueryShape[] = [
   { source: 'lib/runs.ts list (order, status)', collection: 'runs', equal: ['project_id', 'order_id', 'status'], orderBy: [['created', 'desc']] },
   { source: 'lib/runs.ts listUnpublished', collection: 'runs', equal: ['status', 'dispatch.published'], orderBy: [['created', 'asc']] },
   { source: 'lib/runs.ts listInFlight', collection: 'runs', equal: ['status', 'has_job'], orderBy: [['updated', 'asc']] },
+  { source: 'lib/runs.ts listStalledDispatch', collection: 'runs', equal: ['status', 'has_job'], orderBy: [['updated', 'asc']] },
   { source: 'lib/pipelines.ts list', collection: 'pipelines', equal: ['scope'], orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
   { source: 'lib/pipelines.ts list (slug)', collection: 'pipelines', equal: ['scope', 'slug'], orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
   { source: 'lib/pipelines.ts list (type)', collection: 'pipelines', equal: ['scope', 'type'], orderBy: [['slug', 'asc'], ['version_key', 'desc']] },

@@ -71,6 +71,20 @@ describe('the reconciler', () => {
     expect((await orchestrator.reconcile()).republished).not.toContain(run.id)
   })
 
+  it('publishes again a run whose message was published but never became a job, once it has had no news for the stale window', async () => {
+    const run = await stage.submit(shellPipeline('true'))
+    await stage.deps.runs.markPublished(run.id)
+    offsetMs = 61_000
+    expect((await orchestrator.reconcile()).republished).not.toContain(run.id)
+
+    stale()
+    expect((await orchestrator.reconcile()).republished).toContain(run.id)
+    await requested.waitFor((all) => all.some((m) => JSON.parse(m.data).run_id === run.id))
+    expect((await runOf(run.id)).dispatch.attempts).toBe(2)
+    // Republishing refreshed the record: the next pass leaves it to the message just sent.
+    expect((await orchestrator.reconcile()).republished).not.toContain(run.id)
+  })
+
   it('settles a run whose job succeeded but whose notifications never came', async () => {
     const run = await dispatch(await stage.submit(shellPipeline('echo done > "${PLATFORM_OUTPUT_DIR}done.txt"')))
     await stage.executor.settled(run.job!.name)
