@@ -398,6 +398,11 @@ export class RunStore {
     return q.docs.map((d) => d.data() as RunRecord)
   }
 
+  /** The reconciler asked Batch about this run and nothing changed: it goes to the back of the in-flight sweep. */
+  async markChecked(runId: string): Promise<void> {
+    await this.ref(runId).update({ updated: this.now() })
+  }
+
   /** Cancelled runs whose Batch job has not been deleted yet. */
   async listCancelledWithLiveJob(limit: number): Promise<RunRecord[]> {
     const q = await this.db.col('runs').where('job_cleanup_pending', '==', true).limit(limit).get()

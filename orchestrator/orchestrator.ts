@@ -245,6 +245,8 @@ export function createOrchestrator(deps: OrchestratorDeps) {
           result = await runs.applyJobState(run.id, { status: 'failed', at: now, error_message, source: 'reconciler' })
         }
         if (result?.changed && result.run) report.settled.push({ run_id: run.id, status: result.run.status })
+        // Still in flight: checked again after another stale window, behind the runs not yet checked.
+        else await runs.markChecked(run.id)
       } catch (err) {
         failed(run.id, 'settle', err)
       }

@@ -136,6 +136,21 @@ describe('the reconciler', () => {
     await stage.executor.deleteJob(run.job!.name)
   })
 
+  it('sends a run found unchanged to the back of the sweep, so long jobs never starve the others', async () => {
+    const run = await dispatch(await stage.submit(shellPipeline('exec sleep 300')))
+    await until('the job to run', async () => ((await stage.executor.getJob(run.job!.name))?.state === 'RUNNING' ? true : undefined))
+    stale()
+    await orchestrator.reconcile()
+    expect((await runOf(run.id)).status).toBe('running')
+    // Another window without news: the next pass finds the job unchanged and stamps the run.
+    offsetMs += DEFAULT_STALE_AFTER_MS + 60_000
+    const report = await orchestrator.reconcile()
+    expect(report.settled.map((s) => s.run_id)).not.toContain(run.id)
+    const inFlight = await stage.deps.runs.listInFlight(new Date(Date.now() + offsetMs - DEFAULT_STALE_AFTER_MS), 500)
+    expect(inFlight.map((r) => r.id)).not.toContain(run.id)
+    await stage.executor.deleteJob(run.job!.name)
+  })
+
   it("finishes deleting the job of a cancelled run when the compute service could not", async () => {
     const run = await dispatch(await stage.submit(shellPipeline('echo $$ > "${PLATFORM_OUTPUT_DIR}pid"; exec sleep 300')))
     const pidFile = join(localPathFor(stage.config, `gs://${run.bucket_name}/runs/${run.id}/`), 'pid')
