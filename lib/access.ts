@@ -1,5 +1,7 @@
 import type { Timestamp } from '@google-cloud/firestore'
+import type { AuditWriter } from './audit.js'
 import type { Db } from './db.js'
+import { unauthorized } from './errors.js'
 import { newId } from './ids.js'
 import { projectRoleFromOrg, projectRolesGrant, orgRoleGrants, type OrgRole, type ProjectRole, type Permission, type OrgPermission } from './roles.js'
 
@@ -59,7 +61,10 @@ export const canInOrg = (p: Principal, orgId: string, permission: OrgPermission)
 
 /** Users and their role grants. */
 export class AccessStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly audit: AuditWriter,
+  ) {}
 
   async getUser(id: string): Promise<UserRecord | undefined> {
     const snap = await this.db.col('users').doc(id).get()
@@ -78,25 +83,22 @@ export class AccessStore {
     // Only an address the provider vouches for may claim an invited account.
     const email = claims.email_verified === false ? undefined : claims.email?.toLowerCase()
     return this.db.firestore.runTransaction(async (tx) => {
-      if (email) {
-        const q = await tx.get(this.db.col('users').where('email', '==', email).limit(1))
-        const existing = q.docs[0]
-        if (existing) {
-          const user = existing.data() as UserRecord
-          if (user.oidc_subject && user.oidc_subject !== claims.sub) return user
-          tx.update(existing.ref, { oidc_subject: claims.sub })
-          return { ...user, oidc_subject: claims.sub }
-        }
+      const existing = email ? (await tx.get(this.db.col('users').where('email', '==', email).limit(1))).docs[0] : undefined
+      const found = existing?.data() as UserRecord | undefined
+      if (found?.oidc_subject && found.oidc_subject !== claims.sub) {
+        // Another identity already owns this account: a reassigned address must not take it over.
+        throw unauthorized(`the account of ${email} belongs to another identity at the provider; an administrator must resolve it`)
       }
-      const user: UserRecord = {
-        id: newId(),
-        kind: 'user',
-        email,
-        name: claims.name ?? email ?? claims.sub,
-        oidc_subject: claims.sub,
-        created: now,
-      }
-      tx.create(this.db.col('users').doc(user.id), user)
+      const user: UserRecord = found
+        ? { ...found, oidc_subject: claims.sub }
+        : { id: newId(), kind: 'user', email, name: claims.name ?? email ?? claims.sub, oidc_subject: claims.sub, created: now }
+      const chain = await this.audit.prepare(tx, { entity: { type: 'user', id: user.id } })
+      if (existing) tx.update(existing.ref, { oidc_subject: claims.sub })
+      else tx.create(this.db.col('users').doc(user.id), user)
+      chain.write(
+        { actor: { type: 'user', id: user.id, email: user.email, auth_method: 'oidc' } },
+        { action: existing ? 'user.linked' : 'user.created', entity: { type: 'user', id: user.id }, change: { fields: ['oidc_subject'] } },
+      )
       return user
     })
   }

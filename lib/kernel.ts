@@ -12,14 +12,15 @@ import { TokenStore } from './tokens.js'
 export function createKernel(config: Config, service: string, opts: { firestore?: Firestore; clock?: Clock } = {}): KernelDeps {
   const db = new Db(opts.firestore ?? createFirestore(config), config.collectionPrefix)
   const clock = opts.clock ?? systemClock
+  const audit = new AuditWriter(db, service, clock)
   return {
     config,
     db,
     clock,
     log: createLogger(config.logLevel, { service }),
-    access: new AccessStore(db),
+    access: new AccessStore(db, audit),
     tokens: new TokenStore(db),
-    audit: new AuditWriter(db, service, clock),
+    audit,
     oidc: config.oidc ? new OidcVerifier(config.oidc) : undefined,
   }
 }

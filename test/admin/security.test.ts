@@ -125,6 +125,36 @@ describe('admin: security', async () => {
     expect((await call(app, 'GET', '/api/v1/users/me', { token })).body.id).toBe(me.body.id)
   })
 
+  it('links a first OIDC login to the account invited by its verified e-mail, and audits it', async () => {
+    const email = `invited-${rand()}@example.org`
+    const granted = await call(app, 'POST', `${projectPath}/members`, { token: world.owner.token, body: { email, roles: ['viewer'] } })
+    const token = await oidcToken({ claims: { sub: `sub-${rand()}`, email, email_verified: true } })
+    const me = await call(app, 'GET', '/api/v1/users/me', { token })
+    expect(me.body.id).toBe(granted.body.user_id)
+    expect((await call(app, 'GET', projectPath, { token })).status).toBe(200)
+    const events = await world.deps.db.col('audit_events').where('entity.id', '==', me.body.id).get()
+    expect(events.docs.map((d) => d.get('action'))).toContain('user.linked')
+  })
+
+  it('never lets a second identity with the same e-mail take over a linked account', async () => {
+    const email = `owned-${rand()}@example.org`
+    const first = await call(app, 'GET', '/api/v1/users/me', { token: await oidcToken({ claims: { sub: `sub-${rand()}`, email } }) })
+    expect(first.status).toBe(200)
+    const second = await call(app, 'GET', '/api/v1/users/me', { token: await oidcToken({ claims: { sub: `sub-${rand()}`, email } }) })
+    expect(second.status).toBe(401)
+    expect(second.body.detail).toMatch(/belongs to another identity/)
+  })
+
+  it('does not link an invited account by an e-mail the provider has not verified', async () => {
+    const email = `unverified-${rand()}@example.org`
+    const invited = await call(app, 'POST', `${projectPath}/members`, { token: world.owner.token, body: { email, roles: ['viewer'] } })
+    const token = await oidcToken({ claims: { sub: `sub-${rand()}`, email, email_verified: false } })
+    const me = await call(app, 'GET', '/api/v1/users/me', { token })
+    expect(me.status).toBe(200)
+    expect(me.body.id).not.toBe(invited.body.user_id)
+    expect((await call(app, 'GET', projectPath, { token })).status).toBe(404)
+  })
+
   it('restricts a personal access token on the next request once its user is removed from the project', async () => {
     const analyst = await world.caller(['analyst'])
     expect((await call(app, 'GET', projectPath, { token: analyst.token })).status).toBe(200)
