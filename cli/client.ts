@@ -248,7 +248,6 @@ export class PlatformClient {
     this.retryDelaysMs = opts.retryDelaysMs ?? [300, 1000]
   }
 
-
   private async request<T>(service: ServiceName, method: string, path: string, opts: RequestOptions = {}): Promise<Answer<T>> {
     const base = this.opts.baseUrl(service).replace(/\/+$/, '')
     const query = new URLSearchParams()

@@ -113,9 +113,7 @@ export class Session {
     // Someone with access to a single project has nothing to choose.
     const projects = await client.projects()
     if (projects.length === 1 && projects[0]) return projects[0].id
-    throw usageError(
-      'no project chosen: pass --project <id|slug>, or run platform config set project <id|slug> (platform projects list shows yours)',
-    )
+    throw usageError('no project chosen: pass --project <id|slug>, or run platform config set project <id|slug> (platform projects list shows yours)')
   }
 
   private async projectBySlug(client: PlatformClient, ref: string): Promise<string> {

@@ -22,9 +22,7 @@ export function cell(value: unknown): string {
 export function table<T>(rows: T[], columns: Column<T>[]): string {
   const cells = [columns.map((c) => c.header), ...rows.map((row) => columns.map((c) => cell(c.value(row))))]
   const widths = columns.map((_, i) => Math.max(...cells.map((line) => (line[i] ?? '').length)))
-  return cells
-    .map((line) => line.map((text, i) => (i === line.length - 1 ? text : text.padEnd(widths[i] ?? 0))).join('  '))
-    .join('\n')
+  return cells.map((line) => line.map((text, i) => (i === line.length - 1 ? text : text.padEnd(widths[i] ?? 0))).join('  ')).join('\n')
 }
 
 /** "label  value" lines, labels aligned. */

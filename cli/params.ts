@@ -61,7 +61,11 @@ export function paramsFromFlags(inputs: PipelineInput[], flags: string[]): Recor
     if (input && isArray(input)) {
       if (key in out && !appendable.has(key)) throw usageError(`--param ${key} is given twice`)
       const type = input.items ?? 'string'
-      const items = raw.split(',').map((s) => s.trim()).filter(Boolean).map((s) => convert(key, type, s))
+      const items = raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .map((s) => convert(key, type, s))
       out[key] = [...((out[key] as unknown[] | undefined) ?? []), ...items]
       appendable.add(key)
       continue

@@ -54,5 +54,7 @@ export async function confirm(io: Io, question: string): Promise<boolean> {
 export async function readStdin(io: Io): Promise<string> {
   const chunks: Buffer[] = []
   for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer))
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '')
 }

@@ -108,7 +108,8 @@ export class SettingsStore {
     }
     try {
       const parsed = JSON.parse(text) as unknown
-      if (!parsed || typeof parsed !== 'object' || typeof (parsed as { profiles?: unknown }).profiles !== 'object') throw new Error('no profiles object')
+      if (!parsed || typeof parsed !== 'object' || typeof (parsed as { profiles?: unknown }).profiles !== 'object')
+        throw new Error('no profiles object')
       return parsed as T
     } catch (error) {
       throw usageError(`${path} is not a valid settings file (${(error as Error).message}): fix or delete it`)
@@ -143,7 +144,11 @@ export class SettingsStore {
 
   /** Every profile with addresses or credentials, built-in ones first. */
   profileNames(): string[] {
-    const names = new Set([...Object.keys(BUILTIN_PROFILES), ...Object.keys(this.readConfig().profiles), ...Object.keys(this.readCredentials().profiles)])
+    const names = new Set([
+      ...Object.keys(BUILTIN_PROFILES),
+      ...Object.keys(this.readConfig().profiles),
+      ...Object.keys(this.readCredentials().profiles),
+    ])
     return [...names]
   }
 

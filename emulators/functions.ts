@@ -42,7 +42,9 @@ export async function ensureTopics(pubsub: PubSub, names: string[]) {
 
 /** A push subscription to `endpoint`; one kept from a previous start (another --base-port, say) is pointed at it again. */
 export async function ensurePushSubscription(pubsub: PubSub, topic: string, name: string, endpoint: string) {
-  const created = await ignoreExisting(() => pubsub.topic(topic).createSubscription(name, { pushConfig: { pushEndpoint: endpoint }, ackDeadlineSeconds: ACK_DEADLINE_SECONDS }))
+  const created = await ignoreExisting(() =>
+    pubsub.topic(topic).createSubscription(name, { pushConfig: { pushEndpoint: endpoint }, ackDeadlineSeconds: ACK_DEADLINE_SECONDS }),
+  )
   if (!created) await pubsub.subscription(name).modifyPushConfig({ pushEndpoint: endpoint })
 }
 

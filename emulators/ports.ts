@@ -27,7 +27,9 @@ export function suitePorts(base: number, services: Record<string, { port: number
   for (const [name, def] of Object.entries(services)) {
     const offset = def.port - REGISTRY_BASE
     if (offset < 1 || offset >= FUNCTIONS_OFFSET) {
-      throw new Error(`service ${name} has registry port ${def.port}; the local suite needs ports ${REGISTRY_BASE + 1}..${REGISTRY_BASE + FUNCTIONS_OFFSET - 1}`)
+      throw new Error(
+        `service ${name} has registry port ${def.port}; the local suite needs ports ${REGISTRY_BASE + 1}..${REGISTRY_BASE + FUNCTIONS_OFFSET - 1}`,
+      )
     }
     const taken = Object.entries(servicePorts).find(([, port]) => port === base + offset)
     if (taken) throw new Error(`services ${taken[0]} and ${name} share registry port ${def.port}`)

@@ -160,7 +160,14 @@ export async function startFirestoreEmulator(opts: { port?: number; importData?:
   const args = ['start', '--host=127.0.0.1', `--port=${port}`]
   if (opts.importData) args.push(`--import-data=${opts.importData}`)
   if (opts.exportOnExit) args.push(`--export-on-exit=${opts.exportOnExit}`)
-  return startProcess({ name: 'firestore emulator', command: emulatorCommand('firestore'), args, host, readyUrl: `http://${host}/`, onLine: opts.onLine })
+  return startProcess({
+    name: 'firestore emulator',
+    command: emulatorCommand('firestore'),
+    args,
+    host,
+    readyUrl: `http://${host}/`,
+    onLine: opts.onLine,
+  })
 }
 
 export async function startPubsubEmulator(opts: { port?: number; dataDir?: string; onLine?: (l: string) => void } = {}) {

@@ -61,9 +61,7 @@ async function ensurePortFree(port: number) {
     const srv = createServer()
     srv.once('error', (err: NodeJS.ErrnoException) =>
       reject(
-        err.code === 'EADDRINUSE'
-          ? new PortInUseError(`port ${port} on 127.0.0.1 is in use; stop what uses it or choose another --base-port`)
-          : err,
+        err.code === 'EADDRINUSE' ? new PortInUseError(`port ${port} on 127.0.0.1 is in use; stop what uses it or choose another --base-port`) : err,
       ),
     )
     srv.listen(port, '127.0.0.1', () => srv.close(() => resolvePort()))
@@ -192,7 +190,11 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     if (!adminUrl) throw new Error('the service registry has no admin service; the local suite needs it for login and seeding')
 
     say('starting the OIDC provider')
-    const oidcClient = { client_id: LOCAL_OIDC_CLIENT_ID, client_secret: state.oidc_client_secret, redirect_uris: [`${adminUrl}${API_PREFIX}/auth/callback`] }
+    const oidcClient = {
+      client_id: LOCAL_OIDC_CLIENT_ID,
+      client_secret: state.oidc_client_secret,
+      redirect_uris: [`${adminUrl}${API_PREFIX}/auth/callback`],
+    }
     const provider = await startOidcProvider({
       port: ports.oidc,
       host: '127.0.0.1',

@@ -56,8 +56,7 @@ export function projectRolesOf(p: Principal, project: Pick<ProjectRecord, 'id' |
 export const canInProject = (p: Principal, project: Pick<ProjectRecord, 'id' | 'org_id'>, permission: Permission) =>
   projectRolesGrant(projectRolesOf(p, project), permission)
 
-export const canInOrg = (p: Principal, orgId: string, permission: OrgPermission) =>
-  orgRoleGrants(p.orgRoles.get(orgId), permission)
+export const canInOrg = (p: Principal, orgId: string, permission: OrgPermission) => orgRoleGrants(p.orgRoles.get(orgId), permission)
 
 /** Users and their role grants. */
 export class AccessStore {

@@ -4,16 +4,17 @@ import { z } from 'zod'
  * Every setting the platform reads, parsed once at boot. No other module reads process.env.
  * A bad or missing setting stops startup with a message naming it.
  */
-const bool = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1')
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')
 
 const EnvSchema = z.object({
   GOOGLE_CLOUD_PROJECT: z.string().min(1).default('platform-local'),
   FIRESTORE_EMULATOR_HOST: z.string().optional(),
   PUBSUB_EMULATOR_HOST: z.string().optional(),
   /** Prefix for every Firestore collection name; lets tests share one emulator. */
-  COLLECTION_PREFIX: z.string().regex(/^[a-z0-9_]*$/, 'lowercase letters, digits and _ only').default(''),
+  COLLECTION_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_]*$/, 'lowercase letters, digits and _ only')
+    .default(''),
 
   TOPIC_RUN_REQUESTED: z.string().min(1).default('run-requested'),
   TOPIC_JOB_STATUS: z.string().min(1).default('batch-job-status'),
@@ -29,7 +30,11 @@ const EnvSchema = z.object({
 
   /** Public base address of the admin service, for the OIDC redirect URI and token audiences. */
   ADMIN_PUBLIC_URL: z.url().optional(),
-  SESSION_TTL_SECONDS: z.coerce.number().int().positive().default(8 * 3600),
+  SESSION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(8 * 3600),
   SERVICE_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().max(3600).default(3600),
 
   BATCH_BACKEND: z.enum(['cloud', 'local']).default('cloud'),
@@ -93,7 +98,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.STORAGE_BACKEND === 'local' && !e.LOCAL_STORAGE_ROOT) {
     throw new ConfigError('invalid configuration: LOCAL_STORAGE_ROOT is required when STORAGE_BACKEND=local')
   }
-  const algorithms = e.OIDC_ALGORITHMS.split(',').map((a) => a.trim()).filter(Boolean)
+  const algorithms = e.OIDC_ALGORITHMS.split(',')
+    .map((a) => a.trim())
+    .filter(Boolean)
   if (algorithms.some((a) => a.toLowerCase() === 'none' || a.startsWith('HS'))) {
     throw new ConfigError('invalid configuration: OIDC_ALGORITHMS may list only asymmetric algorithms')
   }

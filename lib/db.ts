@@ -8,9 +8,7 @@ export function createFirestore(config: Config): Firestore {
   return new Firestore({
     projectId: config.gcpProject,
     ignoreUndefinedProperties: true,
-    ...(config.firestoreEmulatorHost
-      ? { host: config.firestoreEmulatorHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } }
-      : {}),
+    ...(config.firestoreEmulatorHost ? { host: config.firestoreEmulatorHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } } : {}),
   })
 }
 

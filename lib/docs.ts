@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import type { Hono } from 'hono'
+import type { Env, Hono } from 'hono'
 
 /**
  * /docs (Swagger UI) and /redoc, with their assets served from the npm packages themselves, so the
@@ -63,7 +63,7 @@ const DOCS_CSP = [
 
 const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]!)
 
-export function mountDocs(app: Hono<any>, title: string) {
+export function mountDocs<E extends Env>(app: Hono<E>, title: string) {
   const t = escapeHtml(title)
   app.get('/docs-assets/:name', (c) => {
     const name = c.req.param('name')

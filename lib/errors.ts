@@ -34,10 +34,7 @@ export function describeZodError(error: ZodError, prefix = ''): string {
 }
 
 /** The shared validation hook of every OpenAPIHono app: a zod failure is a 400 naming the field. */
-export function defaultHook(
-  result: { success: true } | { success: false; error: ZodError; target?: string },
-  c: Context,
-) {
+export function defaultHook(result: { success: true } | { success: false; error: ZodError; target?: string }, c: Context) {
   if (!result.success) {
     const where = result.target === 'json' ? '' : result.target === 'param' ? 'path' : (result.target ?? '')
     return c.json({ detail: describeZodError(result.error, where) }, 400)

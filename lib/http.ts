@@ -62,9 +62,7 @@ export const json = <T extends z.ZodType>(schema: T, description = 'OK') => ({
 export function auditContext(c: Context<AppEnv>): AuditContext {
   const p = c.get('principal')
   return {
-    actor: p
-      ? { type: p.user.kind, id: p.user.id, email: p.user.email, auth_method: p.method }
-      : { type: 'system', id: 'anonymous' },
+    actor: p ? { type: p.user.kind, id: p.user.id, email: p.user.email, auth_method: p.method } : { type: 'system', id: 'anonymous' },
     request: {
       id: c.get('requestId'),
       ip: c.req.header('x-forwarded-for')?.split(',')[0]?.trim() ?? undefined,
@@ -129,7 +127,13 @@ export async function resolvePrincipal(deps: KernelDeps, c: Context<AppEnv>): Pr
 }
 
 /** Records an access.denied event and answers 403. */
-async function deny(deps: KernelDeps, c: Context<AppEnv>, permission: string, scope: { project_id?: string; org_id?: string }, entity: { type: string; id: string }): Promise<never> {
+async function deny(
+  deps: KernelDeps,
+  c: Context<AppEnv>,
+  permission: string,
+  scope: { project_id?: string; org_id?: string },
+  entity: { type: string; id: string },
+): Promise<never> {
   await deps.audit
     .record(auditContext(c), { action: 'access.denied', outcome: 'denied', ...scope, entity, change: { reason: `missing permission ${permission}` } })
     .catch((error) => deps.log.error('audit write failed', { error }))

@@ -323,7 +323,14 @@ export class PipelineStore {
     if (filters.slug) q = q.where('slug', '==', filters.slug)
     return paginate(
       q,
-      { orderBy: [['slug', 'asc'], ['version_key', 'desc']], filters: { ...filters }, query },
+      {
+        orderBy: [
+          ['slug', 'asc'],
+          ['version_key', 'desc'],
+        ],
+        filters: { ...filters },
+        query,
+      },
       (doc) => doc.data() as PipelineRecord,
     )
   }

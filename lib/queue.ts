@@ -20,7 +20,11 @@ export class PubSubQueue implements Queue {
 
   constructor(config: Config, pubsub?: PubSub) {
     this.pubsub =
-      pubsub ?? new PubSub({ projectId: config.gcpProject, ...(config.pubsubEmulatorHost ? { apiEndpoint: config.pubsubEmulatorHost, emulatorMode: true } : {}) })
+      pubsub ??
+      new PubSub({
+        projectId: config.gcpProject,
+        ...(config.pubsubEmulatorHost ? { apiEndpoint: config.pubsubEmulatorHost, emulatorMode: true } : {}),
+      })
     this.topics = { 'run.requested': this.pubsub.topic(config.topics.runRequested) }
   }
 

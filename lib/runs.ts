@@ -78,7 +78,11 @@ export interface RunRecord {
 export const outputLocation = (bucket: string, runId: string) => `gs://${bucket}/runs/${runId}/`
 
 /** 2026-11-22T06:15:30.123Z → 20261122T061530Z */
-export const runTimestamp = (d: Date) => d.toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '')
+export const runTimestamp = (d: Date) =>
+  d
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/[-:]/g, '')
 
 export interface SubmitInput {
   project: { id: string; org_id: string; bucket_name: string; service_account_email: string }
@@ -416,4 +420,3 @@ export class RunStore {
 }
 
 const SYSTEM_ORCHESTRATOR: AuditContext = { actor: { type: 'system', id: 'orchestrator' } }
-

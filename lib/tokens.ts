@@ -94,9 +94,7 @@ export class TokenStore {
 
   async listPersonal(userId: string): Promise<PersonalTokenRecord[]> {
     const q = await this.db.col('personal_tokens').where('user_id', '==', userId).get()
-    return q.docs
-      .map((d) => d.data() as PersonalTokenRecord)
-      .sort((a, b) => b.created.toMillis() - a.created.toMillis())
+    return q.docs.map((d) => d.data() as PersonalTokenRecord).sort((a, b) => b.created.toMillis() - a.created.toMillis())
   }
 
   /** Revokes the user's token with this id; undefined when the user has no such token. */

@@ -5,7 +5,10 @@ import { createRunStack } from '../lib/run-stack.js'
 import type { OrchestratorDeps } from './orchestrator.js'
 
 /** The orchestrator's dependencies; the queue and the Batch backend come from the configuration unless given. */
-export function orchestratorDeps(kernel: KernelDeps, adapters: { queue?: Queue; batch?: BatchBackend; staleAfterMs?: number } = {}): OrchestratorDeps {
+export function orchestratorDeps(
+  kernel: KernelDeps,
+  adapters: { queue?: Queue; batch?: BatchBackend; staleAfterMs?: number } = {},
+): OrchestratorDeps {
   return {
     ...createRunStack(kernel, adapters),
     log: kernel.log,

@@ -107,7 +107,10 @@ export function createOrchestrator(deps: OrchestratorDeps) {
     const body = envelope.success ? RunRequested.safeParse(decodeJson(envelope.data.message.data)) : undefined
     if (!envelope.success || !body?.success) {
       // Redelivering a message that can never be read would only fill the logs: acknowledge it.
-      log.warn('run.requested: malformed message acknowledged', { event_id: event.id, problem: envelope.success ? body?.error?.message : envelope.error.message })
+      log.warn('run.requested: malformed message acknowledged', {
+        event_id: event.id,
+        problem: envelope.success ? body?.error?.message : envelope.error.message,
+      })
       return
     }
     const { run_id, project_id } = body.data
@@ -133,7 +136,12 @@ export function createOrchestrator(deps: OrchestratorDeps) {
     } catch (err) {
       const e = err instanceof BatchError ? err : toBatchError(err, 'create the Batch job')
       if (!e.retryable) {
-        await runs.applyJobState(run.id, { status: 'failed', at: clock.now(), error_message: `Batch rejected the job: ${e.message}`, source: 'orchestrator' })
+        await runs.applyJobState(run.id, {
+          status: 'failed',
+          at: clock.now(),
+          error_message: `Batch rejected the job: ${e.message}`,
+          source: 'orchestrator',
+        })
         return
       }
       await runs.markDispatchProblem(run.id, dispatchReason(e.problem, e.message, run, config.batch.region))
@@ -144,7 +152,9 @@ export function createOrchestrator(deps: OrchestratorDeps) {
     const recorded = await runs.recordJob(run.id, { name: created.name, uid: created.uid })
     if (recorded?.status === 'cancelled' && recorded.job_cleanup_pending) {
       // Cancelled while the job was being made: DELETE /runs found no job to delete.
-      await deleteJobOf(recorded).catch((err: unknown) => log.warn('could not delete the job of a cancelled run; the reconciler retries', { run_id, error: err }))
+      await deleteJobOf(recorded).catch((err: unknown) =>
+        log.warn('could not delete the job of a cancelled run; the reconciler retries', { run_id, error: err }),
+      )
     }
   }
 
@@ -260,7 +270,12 @@ export function createOrchestrator(deps: OrchestratorDeps) {
         failed(run.id, 'delete_job', err)
       }
     }
-    log.info('reconcile done', { republished: report.republished.length, settled: report.settled.length, jobs_deleted: report.jobs_deleted.length, errors: report.errors.length })
+    log.info('reconcile done', {
+      republished: report.republished.length,
+      settled: report.settled.length,
+      jobs_deleted: report.jobs_deleted.length,
+      errors: report.errors.length,
+    })
     return report
   }
 

@@ -13,7 +13,14 @@ import { readFileSync } from 'node:fs'
 import { ConfigError, loadConfig } from '../lib/config.js'
 
 /** Settings that only make sense on a developer machine; a deployed function must never see them. */
-const LOCAL_ONLY = ['FIRESTORE_EMULATOR_HOST', 'PUBSUB_EMULATOR_HOST', 'LOCAL_STORAGE_ROOT', 'LOCAL_WORK_ROOT', 'LOCAL_SIGNING_SECRET', 'OIDC_ALLOW_HTTP']
+const LOCAL_ONLY = [
+  'FIRESTORE_EMULATOR_HOST',
+  'PUBSUB_EMULATOR_HOST',
+  'LOCAL_STORAGE_ROOT',
+  'LOCAL_WORK_ROOT',
+  'LOCAL_SIGNING_SECRET',
+  'OIDC_ALLOW_HTTP',
+]
 const KEY_RE = /^[A-Z][A-Z0-9_]*$/
 
 function fail(message: string): never {

@@ -4,8 +4,7 @@ import type { AccountStore } from './accounts.js'
 
 const MAX_FORM_BYTES = 16 * 1024
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!)
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!)
 
 function loginPage(uid: string, opts: { email?: string; error?: string; client: string }) {
   return `<!doctype html>
@@ -54,7 +53,12 @@ export async function handleInteraction(provider: Provider, accounts: AccountSto
   const clientId = String(details.params.client_id ?? '')
 
   if (action === 'abort') {
-    await provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'the user cancelled the sign-in' }, { mergeWithLastSubmission: false })
+    await provider.interactionFinished(
+      req,
+      res,
+      { error: 'access_denied', error_description: 'the user cancelled the sign-in' },
+      { mergeWithLastSubmission: false },
+    )
     return true
   }
 
@@ -75,7 +79,11 @@ export async function handleInteraction(provider: Provider, accounts: AccountSto
   }
 
   if (details.prompt.name === 'login') {
-    send(res, 200, loginPage(details.uid, { client: clientId, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined }))
+    send(
+      res,
+      200,
+      loginPage(details.uid, { client: clientId, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined }),
+    )
     return true
   }
 

@@ -51,7 +51,8 @@ export async function verifyAssertion(
   if (!alg || !(ASSERTION_ALGORITHMS as readonly string[]).includes(alg)) {
     throw unauthorized(`invalid_grant: assertion algorithm '${alg ?? ''}' is not accepted; sign with ${ASSERTION_ALGORITHMS.join(' or ')}`)
   }
-  if (typeof header.kid !== 'string' || !header.kid) throw unauthorized('invalid_grant: the assertion header needs kid, the key_id of the service key')
+  if (typeof header.kid !== 'string' || !header.kid)
+    throw unauthorized('invalid_grant: the assertion header needs kid, the key_id of the service key')
   const key = await opts.loadKey(header.kid)
   if (!key) throw unauthorized('invalid_grant: unknown key')
   opts.onKey?.(key)
@@ -74,7 +75,8 @@ export async function verifyAssertion(
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) throw unauthorized('invalid_grant: assertion expired')
     if (err instanceof joseErrors.JWTClaimValidationFailed) throw unauthorized(`invalid_grant: claim ${err.claim} check failed (${err.reason})`)
-    if (err instanceof joseErrors.JWSSignatureVerificationFailed) throw unauthorized(`invalid_grant: the signature does not verify with key ${key.id}`)
+    if (err instanceof joseErrors.JWSSignatureVerificationFailed)
+      throw unauthorized(`invalid_grant: the signature does not verify with key ${key.id}`)
     if (err instanceof joseErrors.JOSEError) throw unauthorized(`invalid_grant: ${err.code}`)
     throw err
   }

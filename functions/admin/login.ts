@@ -234,7 +234,10 @@ export class OidcLogin {
         throw new LoginRejected(`the ID token failed validation: ${error.message}`)
       }
       this.deps.log.error('identity provider request failed', { error })
-      throw new ApiError(500, error instanceof oidc.ResponseBodyError ? `identity provider refused the request: ${error.error}` : PROVIDER_UNAVAILABLE)
+      throw new ApiError(
+        500,
+        error instanceof oidc.ResponseBodyError ? `identity provider refused the request: ${error.error}` : PROVIDER_UNAVAILABLE,
+      )
     }
   }
 }

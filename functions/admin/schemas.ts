@@ -1,17 +1,11 @@
 import { z } from '@hono/zod-openapi'
 import { ORG_ROLES, PROJECT_ROLES } from '../../lib/roles.js'
 
-export const slugSchema = z
-  .string()
-  .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lowercase letters, digits and hyphens, 1 to 63 characters')
+export const slugSchema = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lowercase letters, digits and hyphens, 1 to 63 characters')
 
-export const Organization = z
-  .object({ id: z.string().uuid(), name: z.string(), slug: z.string(), created: z.string() })
-  .openapi('Organization')
+export const Organization = z.object({ id: z.string().uuid(), name: z.string(), slug: z.string(), created: z.string() }).openapi('Organization')
 
-export const CreateOrganization = z
-  .object({ name: z.string().trim().min(1).max(200), slug: slugSchema.optional() })
-  .openapi('CreateOrganization')
+export const CreateOrganization = z.object({ name: z.string().trim().min(1).max(200), slug: slugSchema.optional() }).openapi('CreateOrganization')
 
 export const Project = z
   .object({
@@ -36,7 +30,7 @@ export const CreateProject = z
       .regex(/^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$/, 'a valid Cloud Storage bucket name')
       .optional()
       .openapi({ description: 'Defaults to <organization slug>-<project slug>' }),
-    service_account_email: z.email().optional().openapi({ description: 'Service account the project\'s runs and files use' }),
+    service_account_email: z.email().optional().openapi({ description: "Service account the project's runs and files use" }),
   })
   .openapi('CreateProject')
 
@@ -65,12 +59,16 @@ export const AddMember = z
 export const SetRoles = z.object({ roles: z.array(ProjectRoleSchema).min(1) }).openapi('SetProjectRoles')
 
 export const OrgMember = z
-  .object({ user_id: z.string().uuid(), email: z.string().optional(), name: z.string().optional(), kind: z.enum(['user', 'service_user']), role: OrgRoleSchema })
+  .object({
+    user_id: z.string().uuid(),
+    email: z.string().optional(),
+    name: z.string().optional(),
+    kind: z.enum(['user', 'service_user']),
+    role: OrgRoleSchema,
+  })
   .openapi('OrganizationMember')
 
-export const AddOrgMember = z
-  .object({ email: z.email(), role: OrgRoleSchema })
-  .openapi('AddOrganizationMember')
+export const AddOrgMember = z.object({ email: z.email(), role: OrgRoleSchema }).openapi('AddOrganizationMember')
 
 export const Me = z
   .object({
@@ -85,9 +83,7 @@ export const Me = z
   })
   .openapi('CurrentUser')
 
-export const DefaultContext = z
-  .object({ project_id: z.string().uuid().nullable(), org_id: z.string().uuid().nullable() })
-  .openapi('DefaultContext')
+export const DefaultContext = z.object({ project_id: z.string().uuid().nullable(), org_id: z.string().uuid().nullable() }).openapi('DefaultContext')
 
 export const SetDefaultContext = z.object({ project_id: z.string().uuid() }).openapi('SetDefaultContext')
 

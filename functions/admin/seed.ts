@@ -20,7 +20,15 @@ export async function seedUser(deps: AdminDeps, input: { email: string; name?: s
 
 export async function seedOrgAndProject(
   deps: AdminDeps,
-  input: { owner: UserRecord; orgName: string; orgSlug: string; projectName: string; projectSlug: string; bucketName: string; serviceAccountEmail?: string },
+  input: {
+    owner: UserRecord
+    orgName: string
+    orgSlug: string
+    projectName: string
+    projectSlug: string
+    bucketName: string
+    serviceAccountEmail?: string
+  },
 ): Promise<{ org: OrgRecord; project: ProjectRecord }> {
   const existingOrg = await deps.db.col('organizations').where('slug', '==', input.orgSlug).limit(1).get()
   const org = existingOrg.empty

@@ -69,21 +69,34 @@ export class ServiceUserStore {
     return user?.kind === 'service_user' && user.org_id ? (user as ServiceUserRecord) : undefined
   }
 
-  async update(ctx: AuditContext, user: ServiceUserRecord, patch: { name?: string; description?: string; disabled?: boolean }): Promise<ServiceUserRecord> {
+  async update(
+    ctx: AuditContext,
+    user: ServiceUserRecord,
+    patch: { name?: string; description?: string; disabled?: boolean },
+  ): Promise<ServiceUserRecord> {
     const ref = this.db.col('users').doc(user.id)
     return this.db.firestore.runTransaction(async (tx) => {
       const current = (await tx.get(ref)).data() as ServiceUserRecord | undefined
-      const clash = patch.name && patch.name !== current?.name ? await tx.get(this.ofOrg(user.org_id).where('name', '==', patch.name).limit(1)) : undefined
+      const clash =
+        patch.name && patch.name !== current?.name ? await tx.get(this.ofOrg(user.org_id).where('name', '==', patch.name).limit(1)) : undefined
       const chain = await this.audit.prepare(tx, { org_id: user.org_id, entity: { type: 'service_user', id: user.id } })
       if (!current) throw notFound('service user')
       if (clash && !clash.empty) throw conflict(`a service user named '${patch.name}' already exists in this organization`)
-      const next = { name: patch.name ?? current.name, description: patch.description ?? current.description, disabled: patch.disabled ?? Boolean(current.disabled) }
+      const next = {
+        name: patch.name ?? current.name,
+        description: patch.description ?? current.description,
+        disabled: patch.disabled ?? Boolean(current.disabled),
+      }
       const before = { name: current.name, description: current.description, disabled: Boolean(current.disabled) }
       const changed = (['name', 'description', 'disabled'] as const).filter((k) => next[k] !== before[k])
       if (!changed.length) return current
       tx.update(ref, Object.fromEntries(changed.map((k) => [k, next[k]])))
       const action =
-        patch.disabled === true && !current.disabled ? 'service_user.disabled' : patch.disabled === false && current.disabled ? 'service_user.enabled' : 'service_user.updated'
+        patch.disabled === true && !current.disabled
+          ? 'service_user.disabled'
+          : patch.disabled === false && current.disabled
+            ? 'service_user.enabled'
+            : 'service_user.updated'
       chain.write(ctx, {
         action,
         org_id: user.org_id,

@@ -89,7 +89,12 @@ export class AdminStore {
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project', id: project.id } })
       if (!clash.empty) throw conflict(`project slug '${slug}' already exists in organization '${input.org.slug}'`)
       tx.create(this.db.col('projects').doc(project.id), project)
-      chain.write(ctx, { action: 'project.created', org_id: project.org_id, project_id: project.id, entity: { type: 'project', id: project.id, parent: project.org_id } })
+      chain.write(ctx, {
+        action: 'project.created',
+        org_id: project.org_id,
+        project_id: project.id,
+        entity: { type: 'project', id: project.id, parent: project.org_id },
+      })
     })
     return project
   }
@@ -102,7 +107,10 @@ export class AdminStore {
       for (const s of snaps) if (s.exists) byId.set(s.id, s.data() as ProjectRecord)
     }
     for (let i = 0; i < orgIds.length; i += 30) {
-      const q = await this.db.col('projects').where('org_id', 'in', orgIds.slice(i, i + 30)).get()
+      const q = await this.db
+        .col('projects')
+        .where('org_id', 'in', orgIds.slice(i, i + 30))
+        .get()
       for (const d of q.docs) byId.set(d.id, d.data() as ProjectRecord)
     }
     return [...byId.values()]
@@ -214,7 +222,12 @@ export class AdminStore {
       const chain = await this.audit.prepare(tx, { org_id: orgId, entity: { type: 'org_member', id: userId } })
       if (!before.exists) throw notFound('member')
       tx.delete(ref)
-      chain.write(ctx, { action: 'org_member.removed', org_id: orgId, entity: { type: 'org_member', id: userId, parent: orgId }, change: { from: before.get('role') as string } })
+      chain.write(ctx, {
+        action: 'org_member.removed',
+        org_id: orgId,
+        entity: { type: 'org_member', id: userId, parent: orgId },
+        change: { from: before.get('role') as string },
+      })
     })
   }
 
@@ -227,7 +240,13 @@ export class AdminStore {
     await this.db.firestore.runTransaction(async (tx) => {
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'user', id: user.id } })
       tx.update(this.db.col('users').doc(user.id), { default_project_id: project.id })
-      chain.write(ctx, { action: 'user.default_context_set', org_id: project.org_id, project_id: project.id, entity: { type: 'user', id: user.id }, change: { to: project.id } })
+      chain.write(ctx, {
+        action: 'user.default_context_set',
+        org_id: project.org_id,
+        project_id: project.id,
+        entity: { type: 'user', id: user.id },
+        change: { to: project.id },
+      })
     })
   }
 }

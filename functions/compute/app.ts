@@ -30,7 +30,7 @@ export function createComputeApp(deps: ComputeDeps) {
     name: 'compute',
     title: 'Compute service',
     description:
-      'The pipeline catalogue (platform-wide pipelines and the project\'s own, versioned per slug) and pipeline runs: submit, list, watch, outputs, cancel. Every request needs X-Project-ID.',
+      "The pipeline catalogue (platform-wide pipelines and the project's own, versioned per slug) and pipeline runs: submit, list, watch, outputs, cancel. Every request needs X-Project-ID.",
     deps,
     projectScoped: true,
   })

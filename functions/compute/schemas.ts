@@ -2,22 +2,23 @@ import { z } from '@hono/zod-openapi'
 import { INPUT_TYPES, isSemver, ITEM_TYPES, PIPELINE_TYPES } from '../../lib/pipelines.js'
 import { RUN_STATUSES } from '../../lib/runs.js'
 
-const slug = z
-  .string()
-  .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lowercase letters, digits and hyphens, 1 to 63 characters')
+const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lowercase letters, digits and hyphens, 1 to 63 characters')
 const version = z
   .string()
   .refine(isSemver, 'a semantic version such as 1.2.0 (major.minor.patch, optional -prerelease)')
   .openapi({ example: '1.2.0' })
 
 export const PipelineTypeSchema = z.enum(PIPELINE_TYPES).openapi({
-  description: 'direct_nextflow: a Nextflow pipeline; direct_wdl: a WDL workflow run by Cromwell; container_entrypoint: a container run with a custom entrypoint',
+  description:
+    'direct_nextflow: a Nextflow pipeline; direct_wdl: a WDL workflow run by Cromwell; container_entrypoint: a container run with a custom entrypoint',
 })
 
 export const PipelineInput = z
   .object({
     name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'a parameter name: a letter or _, then letters, digits or _'),
-    type: z.enum(INPUT_TYPES).openapi({ description: 'file: gs://<bucket>/<object>; storage_path: gs://<bucket>/<path> (object or folder); array: see items' }),
+    type: z
+      .enum(INPUT_TYPES)
+      .openapi({ description: 'file: gs://<bucket>/<object>; storage_path: gs://<bucket>/<path> (object or folder); array: see items' }),
     items: z.enum(ITEM_TYPES).optional().openapi({ description: 'Item type of an array input' }),
     min_items: z.number().int().min(0).optional(),
     max_items: z.number().int().min(1).optional(),
@@ -58,7 +59,10 @@ export const CreatePipeline = z
     slug,
     name: z.string().trim().min(1).max(200),
     type: PipelineTypeSchema,
-    container: z.string().regex(/^[^\s]+$/, 'a container image reference without spaces').max(500),
+    container: z
+      .string()
+      .regex(/^[^\s]+$/, 'a container image reference without spaces')
+      .max(500),
     version,
     tags: z.array(z.string().min(1).max(100)).max(50).default([]),
     description: z.string().max(5000).default(''),
@@ -75,11 +79,14 @@ export const CreatePipeline = z
     const dup = names.find((n, i) => names.indexOf(n) !== i)
     if (dup) ctx.addIssue({ code: 'custom', path: ['inputs'], message: `input '${dup}' is declared twice` })
     if (p.type === 'container_entrypoint') {
-      if (!p.entrypoint && !p.commands?.length) ctx.addIssue({ code: 'custom', path: ['commands'], message: 'a container_entrypoint pipeline needs an entrypoint or commands' })
+      if (!p.entrypoint && !p.commands?.length)
+        ctx.addIssue({ code: 'custom', path: ['commands'], message: 'a container_entrypoint pipeline needs an entrypoint or commands' })
       if (p.workflow) ctx.addIssue({ code: 'custom', path: ['workflow'], message: 'applies to direct_nextflow and direct_wdl pipelines only' })
     } else {
-      if (!p.workflow?.url === !p.workflow?.source) ctx.addIssue({ code: 'custom', path: ['workflow'], message: 'send exactly one of workflow.url and workflow.source' })
-      if (p.entrypoint || p.commands) ctx.addIssue({ code: 'custom', path: ['entrypoint'], message: 'applies to container_entrypoint pipelines only' })
+      if (!p.workflow?.url === !p.workflow?.source)
+        ctx.addIssue({ code: 'custom', path: ['workflow'], message: 'send exactly one of workflow.url and workflow.source' })
+      if (p.entrypoint || p.commands)
+        ctx.addIssue({ code: 'custom', path: ['entrypoint'], message: 'applies to container_entrypoint pipelines only' })
     }
   })
   .openapi('CreatePipeline')
@@ -103,7 +110,9 @@ export const Pipeline = z
     workflow: Workflow.optional(),
     default_profile: z.string().optional(),
     resources: Resources,
-    scope: z.enum(['platform', 'project']).openapi({ description: 'platform: pre-registered, seen by every project; project: created in this project' }),
+    scope: z
+      .enum(['platform', 'project'])
+      .openapi({ description: 'platform: pre-registered, seen by every project; project: created in this project' }),
     created: z.string(),
     updated: z.string(),
   })
@@ -175,4 +184,9 @@ export const RunOutput = z
 
 export const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) })
 export const SlugParam = z.object({ slug: z.string().openapi({ param: { name: 'slug', in: 'path' } }) })
-export const OrderParam = z.object({ order_id: z.string().min(1).openapi({ param: { name: 'order_id', in: 'path' } }) })
+export const OrderParam = z.object({
+  order_id: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: 'order_id', in: 'path' } }),
+})

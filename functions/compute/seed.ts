@@ -46,7 +46,7 @@ const nextflowMinimal = (version: string, notes: string): PipelineDefinition => 
     '-c',
     [
       'set -euo pipefail',
-      'cat > main.nf <<\'NF\'',
+      "cat > main.nf <<'NF'",
       'params.sample_id = null',
       'params.analysis_name = null',
       'params.fastq_tumor = []',
@@ -111,7 +111,15 @@ const hereditaryMock = (version: string, notes: string): PipelineDefinition => (
   description: `A mock hereditary (germline) analysis in WDL, run by Cromwell: takes the proband's paired FASTQ files, optionally the parents', and the patient's phenotype, and writes an empty VCF and a report. ${notes}`,
   inputs: [
     { name: 'case_id', type: 'string', required: true, description: 'Case identifier (WDL String)' },
-    { name: 'child_fastq', type: 'array', items: 'file', min_items: 2, max_items: 2, required: true, description: "Proband's reads: R1 and R2 (WDL Array[File])" },
+    {
+      name: 'child_fastq',
+      type: 'array',
+      items: 'file',
+      min_items: 2,
+      max_items: 2,
+      required: true,
+      description: "Proband's reads: R1 and R2 (WDL Array[File])",
+    },
     { name: 'mother_fastq', type: 'array', items: 'file', min_items: 2, max_items: 2, required: false, description: "Mother's reads: R1 and R2" },
     { name: 'father_fastq', type: 'array', items: 'file', min_items: 2, max_items: 2, required: false, description: "Father's reads: R1 and R2" },
     { name: 'patient_sex', type: 'string', required: false, description: 'Patient metadata: sex (female, male, unknown)' },
@@ -207,7 +215,11 @@ task hello {
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_k, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)))
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>)
+            .filter(([, x]) => x !== undefined)
+            .sort(([a], [b]) => (a < b ? -1 : 1)),
+        )
       : v,
   )
 
@@ -215,7 +227,10 @@ const canonical = (value: unknown): string =>
  * Registers the platform catalogue. Idempotent: a pipeline already stored as defined is left
  * alone (no write, no audit event); one that differs (an older seed) is overwritten in place.
  */
-export async function seedPipelines(store: PipelineStore, definitions: PipelineDefinition[] = PLATFORM_PIPELINES): Promise<{ created: number; updated: number }> {
+export async function seedPipelines(
+  store: PipelineStore,
+  definitions: PipelineDefinition[] = PLATFORM_PIPELINES,
+): Promise<{ created: number; updated: number }> {
   let created = 0
   let updated = 0
   for (const d of definitions) {

@@ -1,6 +1,16 @@
 import { BatchServiceClient, type protos } from '@google-cloud/batch'
 import type { Logger } from '../log.js'
-import { BatchError, GRPC, problemOf, TRANSIENT_CODES, type BatchBackend, type BatchJob, type BatchJobEvent, type BatchJobView, type CreateJobRequest } from './port.js'
+import {
+  BatchError,
+  GRPC,
+  problemOf,
+  TRANSIENT_CODES,
+  type BatchBackend,
+  type BatchJob,
+  type BatchJobEvent,
+  type BatchJobView,
+  type CreateJobRequest,
+} from './port.js'
 import { BATCH_STATES, isBatchState } from './state.js'
 
 type ICreateJobRequest = protos.google.cloud.batch.v1.ICreateJobRequest
@@ -126,7 +136,10 @@ export function toView(job: BatchJob): BatchJobView {
     const description = e.description ?? ''
     const taskState = typeof e.taskState === 'number' ? TASK_STATES[e.taskState] : (e.taskState ?? undefined)
     return {
-      at: e.eventTime?.seconds !== undefined && e.eventTime.seconds !== null ? new Date(Number(e.eventTime.seconds) * 1000 + Math.floor((e.eventTime.nanos ?? 0) / 1e6)) : undefined,
+      at:
+        e.eventTime?.seconds !== undefined && e.eventTime.seconds !== null
+          ? new Date(Number(e.eventTime.seconds) * 1000 + Math.floor((e.eventTime.nanos ?? 0) / 1e6))
+          : undefined,
       description,
       newState: taskState ?? / to ([A-Z_]+)\b/.exec(description)?.[1],
     }

@@ -17,7 +17,17 @@ export interface JobSettings {
 
 export type RunForJob = Pick<
   RunRecord,
-  'id' | 'name' | 'project_id' | 'pipeline_slug' | 'pipeline_version' | 'pipeline_type' | 'execution' | 'params' | 'profile' | 'bucket_name' | 'service_account_email'
+  | 'id'
+  | 'name'
+  | 'project_id'
+  | 'pipeline_slug'
+  | 'pipeline_version'
+  | 'pipeline_type'
+  | 'execution'
+  | 'params'
+  | 'profile'
+  | 'bucket_name'
+  | 'service_account_email'
 >
 
 /** A pipeline that cannot become a job (no workflow source, a source in another bucket): the run fails with this message. */
@@ -66,7 +76,10 @@ export function buildRunJob(settings: JobSettings, run: RunForJob): CreateJobReq
 
 /** Batch/GCE label rules: lowercase letters, digits, _ and -, at most 63 characters; keys start with a letter. */
 export function labelValue(value: string): string {
-  return value.toLowerCase().replace(/[^a-z0-9_-]/g, '-').slice(0, 63)
+  return value
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, '-')
+    .slice(0, 63)
 }
 export function labelKey(key: string): string {
   const v = labelValue(key)
@@ -156,7 +169,9 @@ export function mainRunnables(run: RunForJob): BatchRunnable[] {
 export function containerEntrypointRunnable(run: RunForJob): BatchRunnable {
   const e = run.execution
   if (!e.entrypoint && !e.commands?.length) {
-    throw new JobBuildError(`pipeline ${run.pipeline_slug} ${run.pipeline_version} (container_entrypoint) declares neither an entrypoint nor commands`)
+    throw new JobBuildError(
+      `pipeline ${run.pipeline_slug} ${run.pipeline_version} (container_entrypoint) declares neither an entrypoint nor commands`,
+    )
   }
   return {
     displayName: run.pipeline_slug,
@@ -252,4 +267,3 @@ export function cromwellScript(run: RunForJob): string {
     '$CROMWELL run workflow.wdl --inputs inputs.json --options options.json --metadata-output "${PLATFORM_OUTPUT_DIR}metadata.json"',
   ].join('\n')
 }
-

@@ -6,7 +6,18 @@ import { join } from 'node:path'
 import type { PubSub } from '@google-cloud/pubsub'
 import type { Clock } from '../clock.js'
 import type { Logger } from '../log.js'
-import { BatchError, jobName, type BatchBackend, type BatchJob, type BatchJobEvent, type BatchJobView, type BatchRunnable, type BatchState, type BatchVolume, type CreateJobRequest } from './port.js'
+import {
+  BatchError,
+  jobName,
+  type BatchBackend,
+  type BatchJob,
+  type BatchJobEvent,
+  type BatchJobView,
+  type BatchRunnable,
+  type BatchState,
+  type BatchVolume,
+  type CreateJobRequest,
+} from './port.js'
 
 type TaskState = 'PENDING' | 'ASSIGNED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED'
 
@@ -74,7 +85,10 @@ export class LocalBatchExecutor implements BatchBackend {
 
   async createJob(req: CreateJobRequest): Promise<{ name: string; uid?: string; alreadyExisted: boolean }> {
     if (!/^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/.test(req.jobId)) {
-      throw new BatchError('invalid', `invalid job id ${req.jobId}: lowercase letters, digits and hyphens, starting with a letter, at most 63 characters`)
+      throw new BatchError(
+        'invalid',
+        `invalid job id ${req.jobId}: lowercase letters, digits and hyphens, starting with a letter, at most 63 characters`,
+      )
     }
     const name = jobName(req.parent, req.jobId)
     const dir = join(this.opts.workRoot, req.jobId)
@@ -125,7 +139,11 @@ export class LocalBatchExecutor implements BatchBackend {
       // Its executor is gone (restarted): nothing will ever finish the job.
       if (file.pid) killGroup(file.pid, 'SIGKILL')
       const orphan: LiveJob = { file, dir, cancelled: false, settled: Promise.resolve() }
-      await this.transition(orphan, 'FAILED', `Job state is set from ${file.state} to FAILED for job ${name}: executor restarted while the job was ${file.state.toLowerCase()}.`)
+      await this.transition(
+        orphan,
+        'FAILED',
+        `Job state is set from ${file.state} to FAILED for job ${name}: executor restarted while the job was ${file.state.toLowerCase()}.`,
+      )
     }
     return view(file)
   }
@@ -139,7 +157,11 @@ export class LocalBatchExecutor implements BatchBackend {
     const job: LiveJob = live ?? { file, dir, cancelled: false, settled: Promise.resolve() }
     job.cancelled = true
     if (!TERMINAL_STATES.has(file.state)) {
-      await this.transition(job, 'DELETION_IN_PROGRESS', `Job state is set from ${file.state} to DELETION_IN_PROGRESS for job ${name}: deletion requested.`)
+      await this.transition(
+        job,
+        'DELETION_IN_PROGRESS',
+        `Job state is set from ${file.state} to DELETION_IN_PROGRESS for job ${name}: deletion requested.`,
+      )
     }
     if (job.child) {
       killGroup(job.child.pid, 'SIGTERM')
@@ -167,14 +189,16 @@ export class LocalBatchExecutor implements BatchBackend {
   /** Kills every job still running; the local suite calls it on exit so no child outlives it. */
   async shutdown(): Promise<void> {
     await Promise.all(
-      [...LIVE.values()].filter((job) => job.dir.startsWith(this.opts.workRoot)).map(async (job) => {
-        job.cancelled = true
-        if (job.child) {
-          killGroup(job.child.pid, 'SIGKILL')
-          await job.child.done
-        }
-        await job.settled
-      }),
+      [...LIVE.values()]
+        .filter((job) => job.dir.startsWith(this.opts.workRoot))
+        .map(async (job) => {
+          job.cancelled = true
+          if (job.child) {
+            killGroup(job.child.pid, 'SIGKILL')
+            await job.child.done
+          }
+          await job.settled
+        }),
     )
   }
 
@@ -244,7 +268,10 @@ export class LocalBatchExecutor implements BatchBackend {
       if (await this.deletionRequested(job)) break
       if (timedOut) {
         // Cloud Batch's exit code for a task past its maxRunDuration.
-        failure ??= { exitCode: 50005, what: `runnable ${index} (${describe(runnable)}): the task exceeded its maximum run duration of ${maxSeconds} s` }
+        failure ??= {
+          exitCode: 50005,
+          what: `runnable ${index} (${describe(runnable)}): the task exceeded its maximum run duration of ${maxSeconds} s`,
+        }
         break
       }
       if (code !== 0 && !runnable.ignoreExitStatus) {
@@ -264,7 +291,7 @@ export class LocalBatchExecutor implements BatchBackend {
     const exit = failure.exitCode === null ? 'an error' : `exit code ${failure.exitCode}`
     const hint =
       failure.exitCode === 127
-        ? ' A command was not found: the local executor runs a container runnable\'s entrypoint and commands on this host, so the programs its image provides (nextflow, cromwell…) must be installed here.'
+        ? " A command was not found: the local executor runs a container runnable's entrypoint and commands on this host, so the programs its image provides (nextflow, cromwell…) must be installed here."
         : ''
     await this.transition(
       job,
@@ -394,7 +421,15 @@ export class LocalBatchExecutor implements BatchBackend {
         data = `Job state was updated from ${previous} to ${state}.`
       } else if (type === 'TASK_STATE_CHANGED' && taskState && (!n.message?.newTaskState || String(n.message.newTaskState) === taskState)) {
         const taskName = `${file.name}/taskGroups/group0/tasks/0`
-        attributes = { Type: type, JobName: file.name, JobUID: file.uid, TaskName: taskName, TaskUID: `${file.uid}-group0-0`, NewTaskState: taskState, Region: this.opts.region }
+        attributes = {
+          Type: type,
+          JobName: file.name,
+          JobUID: file.uid,
+          TaskName: taskName,
+          TaskUID: `${file.uid}-group0-0`,
+          NewTaskState: taskState,
+          Region: this.opts.region,
+        }
         data = `Task state was updated to ${taskState}.`
       }
       if (!attributes || !data) continue

@@ -95,7 +95,10 @@ describe('admin: project credentials', async () => {
     for (const roles of [['pipeline'], ['analyst']] as ProjectRole[][]) {
       const who = await world.caller(roles)
       for (const method of ['PUT', 'DELETE'] as const) {
-        const res = await call(app, method, path(), { token: who.token, body: method === 'PUT' ? { service_account_email: 'x-runner@evil.iam.gserviceaccount.com' } : undefined })
+        const res = await call(app, method, path(), {
+          token: who.token,
+          body: method === 'PUT' ? { service_account_email: 'x-runner@evil.iam.gserviceaccount.com' } : undefined,
+        })
         expect(res.status).toBe(403)
         expect(res.body).toEqual({ detail: 'permission credentials.manage is required' })
       }
@@ -107,7 +110,10 @@ describe('admin: project credentials', async () => {
     const admin = await world.caller(['admin'])
     const { project: other } = await world.otherProject()
     for (const method of ['GET', 'PUT', 'DELETE'] as const) {
-      const res = await call(app, method, path(other.id), { token: admin.token, body: method === 'PUT' ? { service_account_email: 'a-runner@x.iam.gserviceaccount.com' } : undefined })
+      const res = await call(app, method, path(other.id), {
+        token: admin.token,
+        body: method === 'PUT' ? { service_account_email: 'a-runner@x.iam.gserviceaccount.com' } : undefined,
+      })
       expect(res.status).toBe(404)
       expect(res.body).toEqual({ detail: 'project not found' })
     }

@@ -197,13 +197,16 @@ describe('admin: login through the OIDC provider', async () => {
     it('refuses an expired login state, and spends it', async () => {
       const state = `expired-${Date.now()}`
       const past = new Date(Date.now() - 60_000)
-      await world.deps.db.col('login_states').doc(state).create({
-        code_verifier: 'v'.repeat(43),
-        nonce: 'n',
-        return_to: '/api/v1/users/me',
-        created: Timestamp.fromDate(past),
-        expires_at: Timestamp.fromDate(past),
-      })
+      await world.deps.db
+        .col('login_states')
+        .doc(state)
+        .create({
+          code_verifier: 'v'.repeat(43),
+          nonce: 'n',
+          return_to: '/api/v1/users/me',
+          created: Timestamp.fromDate(past),
+          expires_at: Timestamp.fromDate(past),
+        })
       const res = await call(app, 'GET', `/api/v1/auth/callback?code=abc&state=${state}`, { headers: { cookie: `platform_login_state=${state}` } })
       expect(res.status).toBe(400)
       expect(res.body.detail).toMatch(/expired/)
@@ -223,7 +226,11 @@ describe('admin: login through the OIDC provider', async () => {
 
     it('leaves out an e-mail the provider marks unverified, so that it cannot link to an invited account', () => {
       expect(identityOf({ sub: 's1', email: 'a@example.org', email_verified: false })).toEqual({ sub: 's1', email: undefined, name: undefined })
-      expect(identityOf({ sub: 's1', email: 'a@example.org', email_verified: true, name: 'A' })).toEqual({ sub: 's1', email: 'a@example.org', name: 'A' })
+      expect(identityOf({ sub: 's1', email: 'a@example.org', email_verified: true, name: 'A' })).toEqual({
+        sub: 's1',
+        email: 'a@example.org',
+        name: 'A',
+      })
     })
   })
 

@@ -9,7 +9,14 @@ describe('admin: organizations and projects', async () => {
     const res = await call(app, 'GET', '/api/v1/projects', { token: world.owner.token })
     expect(res.status).toBe(200)
     expect(res.body).toEqual([
-      expect.objectContaining({ id: world.project.id, name: 'Germline', slug: 'germline', org_id: world.org.id, org_name: 'Test Lab', bucket_name: world.project.bucket_name }),
+      expect.objectContaining({
+        id: world.project.id,
+        name: 'Germline',
+        slug: 'germline',
+        org_id: world.org.id,
+        org_name: 'Test Lab',
+        bucket_name: world.project.bucket_name,
+      }),
     ])
   })
 
@@ -27,7 +34,14 @@ describe('admin: organizations and projects', async () => {
     expect(org.body).toMatchObject({ name: 'Second Lab', slug: 'second-lab' })
     const proj = await call(app, 'POST', '/api/v1/projects', { token: world.owner.token, body: { org_id: org.body.id, name: 'Somatic' } })
     expect(proj.status).toBe(201)
-    expect(proj.body).toMatchObject({ name: 'Somatic', slug: 'somatic', org_id: org.body.id, org_name: 'Second Lab', bucket_name: 'second-lab-somatic', credentials_configured: false })
+    expect(proj.body).toMatchObject({
+      name: 'Somatic',
+      slug: 'somatic',
+      org_id: org.body.id,
+      org_name: 'Second Lab',
+      bucket_name: 'second-lab-somatic',
+      credentials_configured: false,
+    })
     const got = await call(app, 'GET', `/api/v1/projects/${proj.body.id}`, { token: world.owner.token })
     expect(got.status).toBe(200)
     expect(got.body.id).toBe(proj.body.id)
@@ -63,7 +77,10 @@ describe('admin: organizations and projects', async () => {
 
   it("refuses to grant project roles to another organization's service user", async () => {
     const { org: otherOrg } = await world.otherProject()
-    const created = await call(app, 'POST', `/api/v1/organizations/${otherOrg.id}/service-users`, { token: world.owner.token, body: { name: 'ingest-bot' } })
+    const created = await call(app, 'POST', `/api/v1/organizations/${otherOrg.id}/service-users`, {
+      token: world.owner.token,
+      body: { name: 'ingest-bot' },
+    })
     expect(created.status).toBe(201)
     const grant = await call(app, 'POST', `/api/v1/projects/${world.project.id}/members`, {
       token: world.owner.token,

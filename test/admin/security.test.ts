@@ -43,7 +43,10 @@ describe('admin: security', async () => {
     await call(app, 'DELETE', `/api/v1/users/me/tokens/${revoked.body.id}`, { token: world.owner.token })
 
     // A service token whose key was revoked after it was issued.
-    const su = await call(app, 'POST', `/api/v1/organizations/${world.org.id}/service-users`, { token: world.owner.token, body: { name: `bot-${rand()}` } })
+    const su = await call(app, 'POST', `/api/v1/organizations/${world.org.id}/service-users`, {
+      token: world.owner.token,
+      body: { name: `bot-${rand()}` },
+    })
     const key = await call(app, 'POST', `/api/v1/service-users/${su.body.id}/keys`, { token: world.owner.token })
     const assertion = await new SignJWT({ jti: randomUUID() })
       .setProtectedHeader({ alg: 'ES256', kid: key.body.key_id })
@@ -76,7 +79,11 @@ describe('admin: security', async () => {
       ['a revoked personal access token', { authorization: `Bearer ${revoked.body.token}` }, /^token revoked$/],
       ['a service token whose key was revoked', { authorization: `Bearer ${serviceToken}` }, /^token revoked$/],
       ['an unknown session cookie', { cookie: `platform_session=plat_ses_${rand()}` }, /session/],
-      ['an OIDC token with alg none', { authorization: `Bearer ${b64({ alg: 'none', kid: 'k1' })}.${b64({ iss: idp.issuer, aud: AUDIENCE, sub: 'x', exp: now + 600 })}.` }, /invalid token/],
+      [
+        'an OIDC token with alg none',
+        { authorization: `Bearer ${b64({ alg: 'none', kid: 'k1' })}.${b64({ iss: idp.issuer, aud: AUDIENCE, sub: 'x', exp: now + 600 })}.` },
+        /invalid token/,
+      ],
       [
         'an OIDC token signed HS256 with the public key bytes (algorithm confusion)',
         {
@@ -87,12 +94,34 @@ describe('admin: security', async () => {
         },
         /ERR_JOSE_ALG_NOT_ALLOWED/,
       ],
-      ['an OIDC token from a wrong issuer', { authorization: `Bearer ${await oidcToken({ claims: { iss: 'https://evil.example' } })}` }, /ERR_JWT_CLAIM_VALIDATION_FAILED/],
-      ['an OIDC token for a wrong audience', { authorization: `Bearer ${await oidcToken({ claims: { aud: 'https://other-api.example' } })}` }, /ERR_JWT_CLAIM_VALIDATION_FAILED/],
+      [
+        'an OIDC token from a wrong issuer',
+        { authorization: `Bearer ${await oidcToken({ claims: { iss: 'https://evil.example' } })}` },
+        /ERR_JWT_CLAIM_VALIDATION_FAILED/,
+      ],
+      [
+        'an OIDC token for a wrong audience',
+        { authorization: `Bearer ${await oidcToken({ claims: { aud: 'https://other-api.example' } })}` },
+        /ERR_JWT_CLAIM_VALIDATION_FAILED/,
+      ],
       ['an expired OIDC token', { authorization: `Bearer ${await oidcToken({ claims: { iat: now - 7200, exp: now - 3600 } })}` }, /^token expired$/],
-      ['an OIDC token with an unknown kid', { authorization: `Bearer ${await oidcToken({ kid: 'k-unknown', key: stranger.privateKey })}` }, /ERR_JWKS_NO_MATCHING_KEY/],
-      ['an OIDC token with a known kid but a forged signature', { authorization: `Bearer ${await oidcToken({ key: stranger.privateKey })}` }, /ERR_JWS_SIGNATURE_VERIFICATION_FAILED/],
-      ['an OIDC token without exp', { authorization: `Bearer ${await new SignJWT({ iss: idp.issuer, aud: AUDIENCE, sub: 'x' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).sign(signing.privateKey)}` }, /invalid token/],
+      [
+        'an OIDC token with an unknown kid',
+        { authorization: `Bearer ${await oidcToken({ kid: 'k-unknown', key: stranger.privateKey })}` },
+        /ERR_JWKS_NO_MATCHING_KEY/,
+      ],
+      [
+        'an OIDC token with a known kid but a forged signature',
+        { authorization: `Bearer ${await oidcToken({ key: stranger.privateKey })}` },
+        /ERR_JWS_SIGNATURE_VERIFICATION_FAILED/,
+      ],
+      [
+        'an OIDC token without exp',
+        {
+          authorization: `Bearer ${await new SignJWT({ iss: idp.issuer, aud: AUDIENCE, sub: 'x' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).sign(signing.privateKey)}`,
+        },
+        /invalid token/,
+      ],
     ]
 
     it.each(cases)('%s', async (_name, headers, detail) => {
@@ -223,12 +252,14 @@ describe('admin: security', async () => {
     expect(res.status).toBe(403)
     expectDetailOnly(res.body)
     const denied = await world.deps.db.col('audit_events').where('action', '==', 'access.denied').where('actor.id', '==', member.user.id).get()
-    expect(denied.docs.map((d) => d.data())).toEqual([expect.objectContaining({ org_id: world.org.id, change: { reason: 'missing permission service_user.manage' } })])
+    expect(denied.docs.map((d) => d.data())).toEqual([
+      expect.objectContaining({ org_id: world.org.id, change: { reason: 'missing permission service_user.manage' } }),
+    ])
     const users = await world.deps.db.col('users').where('org_id', '==', world.org.id).where('name', '==', 'sneaky').get()
     expect(users.empty).toBe(true)
   })
 
-  it('keeps one user from revoking or listing another user\'s tokens', async () => {
+  it("keeps one user from revoking or listing another user's tokens", async () => {
     const alice = await world.caller(['viewer'])
     const mallory = await world.caller(['viewer'])
     const made = await call(app, 'POST', '/api/v1/users/me/tokens', { token: alice.token, body: { name: 'alice ci' } })

@@ -49,11 +49,19 @@ describe('admin: service users, keys and the RFC 7523 token exchange', async () 
     const key = await call(app, 'POST', `/api/v1/service-users/${su.body.id}/keys`, { token: owner })
     expect(key.status).toBe(201)
     const privateKey = await importPKCS8(key.body.private_key_pem, 'ES256')
-    return { su: su.body, key: key.body, privateKey, sign: (over: Claims & { alg?: string } = {}) => assertion(privateKey, key.body.key_id, su.body.id, over) }
+    return {
+      su: su.body,
+      key: key.body,
+      privateKey,
+      sign: (over: Claims & { alg?: string } = {}) => assertion(privateKey, key.body.key_id, su.body.id, over),
+    }
   }
 
   it('creates a service user in the organization and lists it', async () => {
-    const res = await call(app, 'POST', `/api/v1/organizations/${world.org.id}/service-users`, { token: owner, body: { name: 'pipeline-runner', description: 'CI' } })
+    const res = await call(app, 'POST', `/api/v1/organizations/${world.org.id}/service-users`, {
+      token: owner,
+      body: { name: 'pipeline-runner', description: 'CI' },
+    })
     expect(res.status).toBe(201)
     expect(res.body).toMatchObject({ kind: 'service_user', org_id: world.org.id, name: 'pipeline-runner', description: 'CI', disabled: false })
     const stored = (await world.deps.db.col('users').doc(res.body.id).get()).data()
@@ -76,7 +84,10 @@ describe('admin: service users, keys and the RFC 7523 token exchange', async () 
     expect(listAsMember.status).toBe(200)
 
     const projectOnly = await world.caller(['admin'])
-    const outsider = await call(app, 'POST', `/api/v1/organizations/${world.org.id}/service-users`, { token: projectOnly.token, body: { name: 'nope' } })
+    const outsider = await call(app, 'POST', `/api/v1/organizations/${world.org.id}/service-users`, {
+      token: projectOnly.token,
+      body: { name: 'nope' },
+    })
     expect(outsider.status).toBe(404)
     expect(outsider.body).toEqual({ detail: 'organization not found' })
   })
@@ -90,7 +101,15 @@ describe('admin: service users, keys and the RFC 7523 token exchange', async () 
 
     const stored = (await world.deps.db.col('service_keys').doc(key.key_id).get()).data()!
     expect(stored).toMatchObject({ service_user_id: su.id, org_id: world.org.id, alg: 'ES256' })
-    expect(stored.public_jwk).toEqual({ kty: 'EC', crv: 'P-256', x: key.public_jwk.x, y: key.public_jwk.y, kid: key.key_id, alg: 'ES256', use: 'sig' })
+    expect(stored.public_jwk).toEqual({
+      kty: 'EC',
+      crv: 'P-256',
+      x: key.public_jwk.x,
+      y: key.public_jwk.y,
+      kid: key.key_id,
+      alg: 'ES256',
+      use: 'sig',
+    })
     const text = JSON.stringify(stored)
     expect(text).not.toContain(key.private_key_jwk.d)
     expect(text).not.toContain('PRIVATE KEY')
@@ -121,7 +140,10 @@ describe('admin: service users, keys and the RFC 7523 token exchange', async () 
     const { su, sign } = await serviceUserWithKey()
     const token = (await exchange(app, await sign())).body.access_token
     expect((await call(app, 'GET', `/api/v1/projects/${world.project.id}/credentials`, { token })).status).toBe(404)
-    const grant = await call(app, 'POST', `/api/v1/projects/${world.project.id}/members`, { token: owner, body: { user_id: su.id, roles: ['pipeline'] } })
+    const grant = await call(app, 'POST', `/api/v1/projects/${world.project.id}/members`, {
+      token: owner,
+      body: { user_id: su.id, roles: ['pipeline'] },
+    })
     expect(grant.status).toBe(200)
     expect(grant.body).toMatchObject({ user_id: su.id, kind: 'service_user', roles: ['pipeline'] })
     const creds = await call(app, 'GET', `/api/v1/projects/${world.project.id}/credentials`, { token })
@@ -153,7 +175,12 @@ describe('admin: service users, keys and the RFC 7523 token exchange', async () 
     const now = Math.floor(Date.now() / 1000)
     const spki = await exportSPKI((await generateKeyPair('ES256', { extractable: true })).publicKey)
     const cases: Array<[string, () => Promise<string>, RegExp]> = [
-      ['alg none', async () => `${b64({ alg: 'none', kid: a.key.key_id })}.${b64({ iss: a.su.id, sub: a.su.id, aud: LOCAL_ENDPOINT, iat: now, exp: now + 60, jti: randomUUID() })}.`, /algorithm 'none'/],
+      [
+        'alg none',
+        async () =>
+          `${b64({ alg: 'none', kid: a.key.key_id })}.${b64({ iss: a.su.id, sub: a.su.id, aud: LOCAL_ENDPOINT, iat: now, exp: now + 60, jti: randomUUID() })}.`,
+        /algorithm 'none'/,
+      ],
       [
         'HS256 signed with the public key',
         async () =>
@@ -168,11 +195,11 @@ describe('admin: service users, keys and the RFC 7523 token exchange', async () 
       ['an exp more than one hour ahead', () => a.sign({ exp: now + 7200 }), /exp may be at most 3600/],
       ['an iat in the future', () => a.sign({ iat: now + 600, exp: now + 900 }), /claim iat/],
       ['a wrong audience', () => a.sign({ aud: 'https://elsewhere.example/api/v1/oauth/token' }), /claim aud/],
-      ['an issuer that is not the key\'s service user', () => a.sign({ iss: b.su.id, sub: b.su.id }), /claim iss/],
+      ["an issuer that is not the key's service user", () => a.sign({ iss: b.su.id, sub: b.su.id }), /claim iss/],
       ['a subject that differs from the issuer', () => a.sign({ sub: b.su.id }), /claim sub/],
       ['no jti', () => a.sign({ jti: undefined }), /jti/],
       ['an unknown kid', () => assertion(a.privateKey, randomUUID(), a.su.id), /unknown key/],
-      ['a kid of another service user\'s key', () => assertion(a.privateKey, b.key.key_id, a.su.id), /signature does not verify/],
+      ["a kid of another service user's key", () => assertion(a.privateKey, b.key.key_id, a.su.id), /signature does not verify/],
       ['a signature by another key', () => assertion(b.privateKey, a.key.key_id, a.su.id), /signature does not verify/],
     ]
     it.each(cases)('%s', async (_name, make, detail) => {
@@ -183,11 +210,46 @@ describe('admin: service users, keys and the RFC 7523 token exchange', async () 
   })
 
   it.each<[string, number, RegExp, () => Promise<Response>]>([
-    ['an unsupported grant_type', 400, /^unsupported_grant_type/, async () => app.request('/api/v1/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&assertion=x' })],
-    ['a missing assertion', 400, /^invalid_request: assertion: required/, async () => app.request('/api/v1/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=${encodeURIComponent(GRANT)}` })],
-    ['an assertion that is not a JWT', 400, /^invalid_request: assertion is not a compact JWT/, async () => app.request('/api/v1/oauth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: GRANT, assertion: 'not-a-jwt' }) })],
+    [
+      'an unsupported grant_type',
+      400,
+      /^unsupported_grant_type/,
+      async () =>
+        app.request('/api/v1/oauth/token', {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=client_credentials&assertion=x',
+        }),
+    ],
+    [
+      'a missing assertion',
+      400,
+      /^invalid_request: assertion: required/,
+      async () =>
+        app.request('/api/v1/oauth/token', {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `grant_type=${encodeURIComponent(GRANT)}`,
+        }),
+    ],
+    [
+      'an assertion that is not a JWT',
+      400,
+      /^invalid_request: assertion is not a compact JWT/,
+      async () =>
+        app.request('/api/v1/oauth/token', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ grant_type: GRANT, assertion: 'not-a-jwt' }),
+        }),
+    ],
     ['no body', 400, /^invalid_request/, async () => app.request('/api/v1/oauth/token', { method: 'POST' })],
-    ['a text/plain body', 415, /Unsupported Media Type/, async () => app.request('/api/v1/oauth/token', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' })],
+    [
+      'a text/plain body',
+      415,
+      /Unsupported Media Type/,
+      async () => app.request('/api/v1/oauth/token', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' }),
+    ],
   ])('answers %s with { detail } and status %i', async (_name, status, detail, send) => {
     const res = await send()
     expect(res.status).toBe(status)

@@ -64,7 +64,7 @@ describe('admin: personal access tokens', async () => {
     expect(res.body).toEqual({ detail: expect.stringMatching(detail) })
   })
 
-  it('lists the caller\'s tokens newest first with their state and last use, never their values', async () => {
+  it("lists the caller's tokens newest first with their state and last use, never their values", async () => {
     const user = await world.caller(['viewer'])
     const first = await call(app, 'POST', '/api/v1/users/me/tokens', { token: user.token, body: { name: 'first' } })
     const second = await call(app, 'POST', '/api/v1/users/me/tokens', { token: user.token, body: { name: 'second' } })
@@ -75,7 +75,12 @@ describe('admin: personal access tokens', async () => {
       expect(listed.body.find((t: { name: string }) => t.name === 'second')?.last_used_at).toEqual(expect.any(String))
     })
     await call(app, 'DELETE', `/api/v1/users/me/tokens/${first.body.id}`, { token: user.token })
-    const expired = await world.deps.tokens.createPersonal({ userId: user.user.id, name: 'old', now: new Date(Date.now() - 10 * DAY), expiresAt: new Date(Date.now() - DAY) })
+    const expired = await world.deps.tokens.createPersonal({
+      userId: user.user.id,
+      name: 'old',
+      now: new Date(Date.now() - 10 * DAY),
+      expiresAt: new Date(Date.now() - DAY),
+    })
 
     const res = await call(app, 'GET', '/api/v1/users/me/tokens', { token: user.token })
     expect(res.status).toBe(200)

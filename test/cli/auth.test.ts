@@ -42,7 +42,11 @@ describe('platform login, whoami, logout and profiles', async () => {
 
   it('says "not logged in or token expired: run platform login" when the stored token is no longer valid', async () => {
     const home = await configHome(platform)
-    new SettingsStore(home).saveCredentials('local', { method: 'personal_token', access_token: 'plat_pat_revoked-or-made-up', saved_at: new Date().toISOString() })
+    new SettingsStore(home).saveCredentials('local', {
+      method: 'personal_token',
+      access_token: 'plat_pat_revoked-or-made-up',
+      saved_at: new Date().toISOString(),
+    })
     const who = await runCli(['whoami'], { configDir: home })
     expect(who.code).toBe(4)
     expect(who.stderr.trim()).toBe('platform: not logged in or token expired: run platform login')

@@ -36,7 +36,8 @@ describe('platform pipelines and runs', async () => {
       const lines = res.stdout.trim().split('\n')
       expect(lines[0]).toMatch(/^SLUG\s+VERSION\s+TYPE\s+TAGS\s+NAME$/)
       const bySlug = new Map(lines.slice(1).map((l) => [l.split(/\s+/)[0], l]))
-      for (const slug of ['nextflow-minimal', 'wdl-minimal', 'hereditary-mock', 'nfcore-demo', 'hello-local', 'fail-local']) expect(bySlug.has(slug)).toBe(true)
+      for (const slug of ['nextflow-minimal', 'wdl-minimal', 'hereditary-mock', 'nfcore-demo', 'hello-local', 'fail-local'])
+        expect(bySlug.has(slug)).toBe(true)
       expect(lines.filter((l) => l.startsWith('nextflow-minimal '))).toHaveLength(1)
       expect(bySlug.get('hereditary-mock')).toMatch(/direct_wdl/)
       // The columns line up: every row starts its VERSION column where the header does.
@@ -62,7 +63,9 @@ describe('platform pipelines and runs', async () => {
     })
 
     it('shows a named version, and the same pipeline by its id', async () => {
-      const versions = parseJson<Pipeline[]>(await cli(['pipelines', 'list', '--all-versions', '--json'])).filter((p) => p.slug === 'nextflow-minimal')
+      const versions = parseJson<Pipeline[]>(await cli(['pipelines', 'list', '--all-versions', '--json'])).filter(
+        (p) => p.slug === 'nextflow-minimal',
+      )
       const oldest = versions.at(-1)!
       const byVersion = parseJson<Pipeline>(await cli(['pipelines', 'show', 'nextflow-minimal', '--version', oldest.version, '--json']))
       expect(byVersion.id).toBe(oldest.id)
@@ -98,15 +101,39 @@ describe('platform pipelines and runs', async () => {
       const params = join(home, 'params.json')
       await writeFile(params, JSON.stringify({ nf_profile_name: 'test', analysis_name: 'from-file', sample_id: 'S1' }))
       const res = await cli([
-        'runs', 'submit', 'nextflow-minimal', '--json', '--params-file', params,
-        '--param', 'analysis_name=from-flag', '--param', 'fastq_tumor=gs://lab-bucket/r1.fq.gz', '--param', 'fastq_tumor=gs://lab-bucket/r2.fq.gz',
+        'runs',
+        'submit',
+        'nextflow-minimal',
+        '--json',
+        '--params-file',
+        params,
+        '--param',
+        'analysis_name=from-flag',
+        '--param',
+        'fastq_tumor=gs://lab-bucket/r1.fq.gz',
+        '--param',
+        'fastq_tumor=gs://lab-bucket/r2.fq.gz',
       ])
       expect(res.code, res.stderr).toBe(0)
       expect(parseJson<Run>(res).params).toEqual({
-        nf_profile_name: 'test', analysis_name: 'from-flag', sample_id: 'S1', fastq_tumor: ['gs://lab-bucket/r1.fq.gz', 'gs://lab-bucket/r2.fq.gz'],
+        nf_profile_name: 'test',
+        analysis_name: 'from-flag',
+        sample_id: 'S1',
+        fastq_tumor: ['gs://lab-bucket/r1.fq.gz', 'gs://lab-bucket/r2.fq.gz'],
       })
 
-      const viaComma = await cli(['runs', 'submit', 'hereditary-mock', '--json', '--param', 'case_id=C1', '--param', 'child_fastq=gs://lab-bucket/c_R1.fq,gs://lab-bucket/c_R2.fq', '--param', 'hpo_terms:=["HP:0001250"]'])
+      const viaComma = await cli([
+        'runs',
+        'submit',
+        'hereditary-mock',
+        '--json',
+        '--param',
+        'case_id=C1',
+        '--param',
+        'child_fastq=gs://lab-bucket/c_R1.fq,gs://lab-bucket/c_R2.fq',
+        '--param',
+        'hpo_terms:=["HP:0001250"]',
+      ])
       expect(viaComma.code, viaComma.stderr).toBe(0)
       expect(parseJson<Run>(viaComma).params).toMatchObject({ case_id: 'C1', child_fastq: ['gs://lab-bucket/c_R1.fq', 'gs://lab-bucket/c_R2.fq'] })
     })
@@ -120,7 +147,7 @@ describe('platform pipelines and runs', async () => {
     it('refuses a malformed --param before calling the service, exit code 3', async () => {
       const res = await cli(['runs', 'submit', 'hello-local', '--param', 'no-equals-sign'])
       expect(res.code).toBe(3)
-      expect(res.stderr).toContain("expected key=value or key:=JSON")
+      expect(res.stderr).toContain('expected key=value or key:=JSON')
     })
 
     it('returns the first run when a submission is repeated with the same idempotency key', async () => {
@@ -136,8 +163,14 @@ describe('platform pipelines and runs', async () => {
       const proxy = createServer(async (req, res) => {
         const chunks: Buffer[] = []
         for await (const chunk of req) chunks.push(chunk as Buffer)
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>
-        const upstream = await fetch(`${platform.computeUrl}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined })
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
+        ) as Record<string, string>
+        const upstream = await fetch(`${platform.computeUrl}${req.url}`, {
+          method: req.method,
+          headers,
+          body: chunks.length ? Buffer.concat(chunks) : undefined,
+        })
         const body = Buffer.from(await upstream.arrayBuffer())
         if (req.method === 'POST' && dropped === 0) {
           dropped++
@@ -151,9 +184,15 @@ describe('platform pipelines and runs', async () => {
         res.end(body)
       })
       await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
-      const proxyHome = await configHome({ adminUrl: platform.adminUrl, computeUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` }, world.project.id)
+      const proxyHome = await configHome(
+        { adminUrl: platform.adminUrl, computeUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` },
+        world.project.id,
+      )
       try {
-        const res = await runCli(['runs', 'submit', 'hello-local', '--order', 'ORD-RETRY', '--json'], { configDir: proxyHome, env: { PLATFORM_TOKEN: analyst.token } })
+        const res = await runCli(['runs', 'submit', 'hello-local', '--order', 'ORD-RETRY', '--json'], {
+          configDir: proxyHome,
+          env: { PLATFORM_TOKEN: analyst.token },
+        })
         expect(res.code, res.stderr).toBe(0)
         expect(dropped).toBe(1)
         const runs = parseJson<Run[]>(await cli(['runs', 'list', '--order', 'ORD-RETRY', '--json']))
@@ -271,7 +310,10 @@ describe('platform pipelines and runs', async () => {
       await cli(['runs', 'cancel', run.id, '--yes'])
       const done = await watch.exited
       expect(done.code).toBe(2)
-      const events = done.stdout.trim().split('\n').map((l) => JSON.parse(l) as Run)
+      const events = done.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Run)
       expect(events.map((e) => e.status)).toEqual(['queued', 'cancelled'])
     })
 

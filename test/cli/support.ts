@@ -34,7 +34,12 @@ export async function startPlatform(opts: { login?: boolean } = {}) {
   await pubsub.topic(config.topics.runRequested).get({ autoCreate: true })
   const storage = new LocalObjectStorage(join(root, 'buckets'))
   const batch = new LocalBatchExecutor(
-    { workRoot: join(root, 'work'), bucketDir: (bucket) => join(root, 'buckets', bucket), region: 'local', hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
+    {
+      workRoot: join(root, 'work'),
+      bucketDir: (bucket) => join(root, 'buckets', bucket),
+      region: 'local',
+      hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    },
     { pubsub, log: world.deps.log, clock: world.deps.clock },
   )
   const deps = computeDeps(world.deps, { batch, storage })

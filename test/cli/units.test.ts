@@ -68,11 +68,18 @@ describe('output', () => {
         { header: 'NAME', value: (r) => r.name },
       ],
     )
-    expect(text).toBe(['SLUG         TAGS             NAME', 'wdl-minimal  wdl, smoke-test  WDL minimal', 'x            -                -'].join('\n'))
+    expect(text).toBe(
+      ['SLUG         TAGS             NAME', 'wdl-minimal  wdl, smoke-test  WDL minimal', 'x            -                -'].join('\n'),
+    )
   })
 
   it('keeps the continuation lines of a multi-line value in the value column', () => {
-    expect(fields([['status', 'failed'], ['error', 'job failed\nstderr: boom']])).toBe('status  failed\nerror   job failed\n        stderr: boom')
+    expect(
+      fields([
+        ['status', 'failed'],
+        ['error', 'job failed\nstderr: boom'],
+      ]),
+    ).toBe('status  failed\nerror   job failed\n        stderr: boom')
   })
 
   it.each([

@@ -35,15 +35,17 @@ describe('advance(): the run state machine', () => {
 
   it('never moves a run backwards along any sequence of events', () => {
     const rank = (s: RunStatus) => (s === 'queued' ? 0 : s === 'running' ? 1 : 2)
-    for (const a of RUN_STATUSES) for (const b of RUN_STATUSES) for (const c of RUN_STATUSES) {
-      let s: RunStatus = 'queued'
-      for (const e of [a, b, c]) {
-        const next = advance(s, e)
-        if (next) {
-          expect(rank(next)).toBeGreaterThan(rank(s))
-          s = next
+    for (const a of RUN_STATUSES)
+      for (const b of RUN_STATUSES)
+        for (const c of RUN_STATUSES) {
+          let s: RunStatus = 'queued'
+          for (const e of [a, b, c]) {
+            const next = advance(s, e)
+            if (next) {
+              expect(rank(next)).toBeGreaterThan(rank(s))
+              s = next
+            }
+          }
         }
-      }
-    }
   })
 })

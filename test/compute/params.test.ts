@@ -11,7 +11,12 @@ const pipeline = (slug: string, version?: string): PipelineDefinition => {
 const R1 = 'gs://demo-lab-demo/fastq/child_R1.fastq.gz'
 const R2 = 'gs://demo-lab-demo/fastq/child_R2.fastq.gz'
 const hereditaryOk = { case_id: 'CASE-1', child_fastq: [R1, R2] }
-const nextflowOk = { nf_profile_name: 'google', analysis_name: 'a1', sample_id: 'S1', fastq_tumor: ['gs://tumor-bkt/t_R1.fq.gz', 'gs://tumor-bkt/t_R2.fq.gz'] }
+const nextflowOk = {
+  nf_profile_name: 'google',
+  analysis_name: 'a1',
+  sample_id: 'S1',
+  fastq_tumor: ['gs://tumor-bkt/t_R1.fq.gz', 'gs://tumor-bkt/t_R2.fq.gz'],
+}
 
 describe('validateParams: params against the pipeline inputs', () => {
   const cases: Array<[what: string, slug: string, params: Record<string, unknown>, problems: string[]]> = [
@@ -24,8 +29,18 @@ describe('validateParams: params against the pipeline inputs', () => {
     ],
     ['names each missing required input', 'hereditary-mock', {}, ['params.case_id: required', 'params.child_fastq: required']],
     ['treats null as missing', 'hereditary-mock', { case_id: null, child_fastq: [R1, R2] }, ['params.case_id: required']],
-    ['refuses a single FASTQ where a pair is needed', 'hereditary-mock', { case_id: 'C', child_fastq: [R1] }, ['params.child_fastq: expected an array of 2 files, got 1']],
-    ['refuses a string where an array is needed', 'hereditary-mock', { case_id: 'C', child_fastq: R1 }, ['params.child_fastq: expected an array of 2 files']],
+    [
+      'refuses a single FASTQ where a pair is needed',
+      'hereditary-mock',
+      { case_id: 'C', child_fastq: [R1] },
+      ['params.child_fastq: expected an array of 2 files, got 1'],
+    ],
+    [
+      'refuses a string where an array is needed',
+      'hereditary-mock',
+      { case_id: 'C', child_fastq: R1 },
+      ['params.child_fastq: expected an array of 2 files'],
+    ],
     [
       'refuses a folder or a local path as a file',
       'hereditary-mock',
@@ -33,8 +48,18 @@ describe('validateParams: params against the pipeline inputs', () => {
       ['params.child_fastq: expected an array of 2 files; entry 1: expected a file (gs://<bucket>/<object>)'],
     ],
     ['refuses a number as a string', 'hereditary-mock', { case_id: 12, child_fastq: [R1, R2] }, ['params.case_id: expected a string']],
-    ['refuses a fractional integer', 'hereditary-mock', { ...hereditaryOk, patient_age_years: 7.5 }, ['params.patient_age_years: expected an integer']],
-    ['refuses a non-string HPO term', 'hereditary-mock', { ...hereditaryOk, hpo_terms: ['HP:1', 2] }, ['params.hpo_terms: expected an array of strings; entry 1: expected a string']],
+    [
+      'refuses a fractional integer',
+      'hereditary-mock',
+      { ...hereditaryOk, patient_age_years: 7.5 },
+      ['params.patient_age_years: expected an integer'],
+    ],
+    [
+      'refuses a non-string HPO term',
+      'hereditary-mock',
+      { ...hereditaryOk, hpo_terms: ['HP:1', 2] },
+      ['params.hpo_terms: expected an array of strings; entry 1: expected a string'],
+    ],
     ['refuses an undeclared param', 'hereditary-mock', { ...hereditaryOk, caseid: 'x' }, ['params.caseid: not an input of this pipeline']],
     [
       'reports every problem at once, in declaration order',
@@ -43,7 +68,12 @@ describe('validateParams: params against the pipeline inputs', () => {
       ['params.case_id: required', 'params.child_fastq: expected an array of 2 files, got 1', 'params.patient_sex: expected a string'],
     ],
     ['accepts the nextflow-minimal inputs', 'nextflow-minimal', nextflowOk, []],
-    ['accepts a storage folder as a storage path', 'nextflow-minimal', { ...nextflowOk, fastq_tumor: ['gs://tumor-bkt/run1/', 'gs://tumor-bkt/run2/'] }, []],
+    [
+      'accepts a storage folder as a storage path',
+      'nextflow-minimal',
+      { ...nextflowOk, fastq_tumor: ['gs://tumor-bkt/run1/', 'gs://tumor-bkt/run2/'] },
+      [],
+    ],
     [
       'refuses three tumor FASTQ paths',
       'nextflow-minimal',
@@ -58,7 +88,12 @@ describe('validateParams: params against the pipeline inputs', () => {
     ],
     ['accepts no params for wdl-minimal', 'wdl-minimal', {}, []],
     ['refuses any param for wdl-minimal', 'wdl-minimal', { x: 1 }, ['params.x: not an input of this pipeline']],
-    ['passes any params through for nfcore-demo', 'nfcore-demo', { input: 'gs://demo-lab-demo/samplesheet.csv', outdir: 'gs://demo-lab-demo/out/', max_cpus: 2 }, []],
+    [
+      'passes any params through for nfcore-demo',
+      'nfcore-demo',
+      { input: 'gs://demo-lab-demo/samplesheet.csv', outdir: 'gs://demo-lab-demo/out/', max_cpus: 2 },
+      [],
+    ],
   ]
   it.each(cases)('%s', (_what, slug, params, problems) => {
     expect(validateParams(pipeline(slug), params)).toEqual(problems)

@@ -140,7 +140,15 @@ describe('compute: the pipeline catalogue', async () => {
     [{ commands: undefined, entrypoint: undefined }, /commands/],
     [{ type: 'direct_wdl', entrypoint: undefined, commands: undefined }, /workflow/],
     [{ inputs: [{ name: 'reads', type: 'array', required: true }] }, /inputs\.0\.items/],
-    [{ inputs: [{ name: 'a', type: 'string' }, { name: 'a', type: 'integer' }] }, /declared twice/],
+    [
+      {
+        inputs: [
+          { name: 'a', type: 'string' },
+          { name: 'a', type: 'integer' },
+        ],
+      },
+      /declared twice/,
+    ],
   ])('refuses an invalid pipeline %j with a 400 naming the field', async (change, detail) => {
     const res = await w.api('POST', '/pipelines', { body: minimalContainerPipeline(`bad-${rand()}`, '1.0.0', change) })
     expect(res.status).toBe(400)

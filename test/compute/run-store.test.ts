@@ -15,7 +15,12 @@ describe('RunStore: the orchestrator side', async () => {
   const newRun = async () =>
     (
       await store.submit(SYSTEM_ACTOR, {
-        project: { id: w.project.id, org_id: w.project.org_id, bucket_name: w.project.bucket_name, service_account_email: 'runner@example.iam.gserviceaccount.com' },
+        project: {
+          id: w.project.id,
+          org_id: w.project.org_id,
+          bucket_name: w.project.bucket_name,
+          service_account_email: 'runner@example.iam.gserviceaccount.com',
+        },
         pipeline,
         params: {},
         tags: [],
@@ -69,7 +74,8 @@ describe('RunStore: the orchestrator side', async () => {
     await fc.assert(
       fc.asyncProperty(events, async (sequence) => {
         const run = await newRun()
-        for (const status of sequence) await store.applyJobState(run.id, { status, at: new Date(), error_message: status === 'failed' ? 'boom' : undefined, source: 'prop' })
+        for (const status of sequence)
+          await store.applyJobState(run.id, { status, at: new Date(), error_message: status === 'failed' ? 'boom' : undefined, source: 'prop' })
         const firstTerminal = sequence.find((s) => TERMINAL.has(s))
         const expected = firstTerminal ?? (sequence.includes('running') ? 'running' : 'queued')
         const stored = await store.getById(run.id)
@@ -86,7 +92,11 @@ describe('RunStore: the orchestrator side', async () => {
     await store.markDispatchProblem(run.id, 'Batch quota exhausted in europe-west4; retrying')
     await store.markDispatchProblem(run.id, 'Batch quota exhausted in europe-west4; retrying')
     const stored = await store.getById(run.id)
-    expect(stored).toMatchObject({ status: 'queued', status_reason: 'Batch quota exhausted in europe-west4; retrying', dispatch: { attempts: 2, last_error: expect.any(String) } })
+    expect(stored).toMatchObject({
+      status: 'queued',
+      status_reason: 'Batch quota exhausted in europe-west4; retrying',
+      dispatch: { attempts: 2, last_error: expect.any(String) },
+    })
     await store.applyJobState(run.id, { status: 'running', at: new Date(), source: 'batch' })
     expect((await store.getById(run.id))?.status_reason).toBeUndefined()
     // Once the run has moved on, a late dispatch problem does not touch it.

@@ -6,7 +6,6 @@ import { call, rand } from '../support/world.js'
 import { makeComputeWorld } from './support.js'
 
 const R1 = 'gs://demo-lab-demo/fastq/child_R1.fastq.gz'
-const R2 = 'gs://demo-lab-demo/fastq/child_R2.fastq.gz'
 
 describe('compute: runs', async () => {
   const w = await makeComputeWorld()
@@ -122,7 +121,13 @@ describe('compute: runs', async () => {
     const outputs = await w.api('GET', `/runs/${run.id}/outputs`)
     expect(outputs.status).toBe(200)
     expect(outputs.body).toEqual([
-      expect.objectContaining({ name: 'hello.txt', path: `runs/${run.id}/hello.txt`, uri: `gs://${w.project.bucket_name}/runs/${run.id}/hello.txt`, size: 6, content_type: 'text/plain' }),
+      expect.objectContaining({
+        name: 'hello.txt',
+        path: `runs/${run.id}/hello.txt`,
+        uri: `gs://${w.project.bucket_name}/runs/${run.id}/hello.txt`,
+        size: 6,
+        content_type: 'text/plain',
+      }),
       expect.objectContaining({ name: 'logs/task.log', size: 9 }),
     ])
     const paged = await w.api('GET', `/runs/${run.id}/outputs?page_size=1`)

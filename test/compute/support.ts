@@ -24,7 +24,12 @@ export async function makeComputeWorld(adapters: Partial<ComputeAdapters> = {}) 
   const [subscription] = await topic.createSubscription(`compute-test-${Date.now()}`)
   const storage = new LocalObjectStorage(join(root, 'buckets'))
   const batch = new LocalBatchExecutor(
-    { workRoot: join(root, 'work'), bucketDir: (bucket) => join(root, 'buckets', bucket), region: 'local', hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
+    {
+      workRoot: join(root, 'work'),
+      bucketDir: (bucket) => join(root, 'buckets', bucket),
+      region: 'local',
+      hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    },
     { pubsub, log: world.deps.log, clock: world.deps.clock },
   )
   const deps = computeDeps(world.deps, { batch, storage, ...adapters })
@@ -38,7 +43,11 @@ export async function makeComputeWorld(adapters: Partial<ComputeAdapters> = {}) 
   })
 
   const platformId = (slug: string, version: string) => pipelineId(PLATFORM_SCOPE, slug, version)
-  const api = (method: string, path: string, opts: { token?: string; body?: unknown; project?: string | null; headers?: Record<string, string> } = {}) =>
+  const api = (
+    method: string,
+    path: string,
+    opts: { token?: string; body?: unknown; project?: string | null; headers?: Record<string, string> } = {},
+  ) =>
     call(app, method, `/api/v1${path}`, {
       token: opts.token ?? world.owner.token,
       body: opts.body,

@@ -46,13 +46,72 @@ const QUERIES: QueryShape[] = [
   { source: 'lib/runs.ts listUnpublished', collection: 'runs', equal: ['status', 'dispatch.published'], orderBy: [['created', 'asc']] },
   { source: 'lib/runs.ts listInFlight', collection: 'runs', equal: ['status', 'has_job'], orderBy: [['updated', 'asc']] },
   { source: 'lib/runs.ts listStalledDispatch', collection: 'runs', equal: ['status', 'has_job'], orderBy: [['updated', 'asc']] },
-  { source: 'lib/pipelines.ts list', collection: 'pipelines', equal: ['scope'], orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
-  { source: 'lib/pipelines.ts list (slug)', collection: 'pipelines', equal: ['scope', 'slug'], orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
-  { source: 'lib/pipelines.ts list (type)', collection: 'pipelines', equal: ['scope', 'type'], orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
-  { source: 'lib/pipelines.ts list (type, slug)', collection: 'pipelines', equal: ['scope', 'type', 'slug'], orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
-  { source: 'lib/pipelines.ts list (tag)', collection: 'pipelines', equal: ['scope'], contains: 'tags', orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
-  { source: 'lib/pipelines.ts list (tag, slug)', collection: 'pipelines', equal: ['scope', 'slug'], contains: 'tags', orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
-  { source: 'lib/pipelines.ts list (type, tag)', collection: 'pipelines', equal: ['scope', 'type'], contains: 'tags', orderBy: [['slug', 'asc'], ['version_key', 'desc']] },
+  {
+    source: 'lib/pipelines.ts list',
+    collection: 'pipelines',
+    equal: ['scope'],
+    orderBy: [
+      ['slug', 'asc'],
+      ['version_key', 'desc'],
+    ],
+  },
+  {
+    source: 'lib/pipelines.ts list (slug)',
+    collection: 'pipelines',
+    equal: ['scope', 'slug'],
+    orderBy: [
+      ['slug', 'asc'],
+      ['version_key', 'desc'],
+    ],
+  },
+  {
+    source: 'lib/pipelines.ts list (type)',
+    collection: 'pipelines',
+    equal: ['scope', 'type'],
+    orderBy: [
+      ['slug', 'asc'],
+      ['version_key', 'desc'],
+    ],
+  },
+  {
+    source: 'lib/pipelines.ts list (type, slug)',
+    collection: 'pipelines',
+    equal: ['scope', 'type', 'slug'],
+    orderBy: [
+      ['slug', 'asc'],
+      ['version_key', 'desc'],
+    ],
+  },
+  {
+    source: 'lib/pipelines.ts list (tag)',
+    collection: 'pipelines',
+    equal: ['scope'],
+    contains: 'tags',
+    orderBy: [
+      ['slug', 'asc'],
+      ['version_key', 'desc'],
+    ],
+  },
+  {
+    source: 'lib/pipelines.ts list (tag, slug)',
+    collection: 'pipelines',
+    equal: ['scope', 'slug'],
+    contains: 'tags',
+    orderBy: [
+      ['slug', 'asc'],
+      ['version_key', 'desc'],
+    ],
+  },
+  {
+    source: 'lib/pipelines.ts list (type, tag)',
+    collection: 'pipelines',
+    equal: ['scope', 'type'],
+    contains: 'tags',
+    orderBy: [
+      ['slug', 'asc'],
+      ['version_key', 'desc'],
+    ],
+  },
   { source: 'functions/admin service users of an org', collection: 'users', equal: ['org_id', 'kind'], orderBy: [['created', 'asc']] },
 ]
 
@@ -115,6 +174,8 @@ describe('firestore.indexes.json', () => {
 
   it('finds no index for a query whose sort direction differs from every declared index', () => {
     // The matcher itself, on a query no code makes: runs of a project oldest first.
-    expect(file.indexes.some((i) => serves(i, { source: 'none', collection: 'runs', equal: ['project_id'], orderBy: [['created', 'asc']] }))).toBe(false)
+    expect(file.indexes.some((i) => serves(i, { source: 'none', collection: 'runs', equal: ['project_id'], orderBy: [['created', 'asc']] }))).toBe(
+      false,
+    )
   })
 })

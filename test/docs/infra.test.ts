@@ -43,7 +43,11 @@ function dryRun(env: Record<string, string>): Promise<Outcome> {
     execFile(
       'bash',
       [join(REPO, 'infra/deploy.sh'), '--dry-run'],
-      { cwd: REPO, env: { PATH: `${join(scratch, 'bin')}:${process.env.PATH}`, HOME: process.env.HOME ?? scratch, TMPDIR: scratch, ...env }, timeout: 60_000 },
+      {
+        cwd: REPO,
+        env: { PATH: `${join(scratch, 'bin')}:${process.env.PATH}`, HOME: process.env.HOME ?? scratch, TMPDIR: scratch, ...env },
+        timeout: 60_000,
+      },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
         resolve({ code, stdout, stderr, commands: stdout.split('\n').filter((l) => l && !l.startsWith('#')) })
@@ -53,7 +57,11 @@ function dryRun(env: Record<string, string>): Promise<Outcome> {
 }
 
 /** The Cloud Functions name of an entry point: lowercase, words joined by hyphens. */
-const functionName = (entry: string) => entry.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/_/g, '-').toLowerCase()
+const functionName = (entry: string) =>
+  entry
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/_/g, '-')
+    .toLowerCase()
 
 function one(commands: string[], prefix: string): string {
   const found = commands.filter((c) => c.startsWith(prefix))
@@ -66,7 +74,10 @@ const SAMPLE = () => ({
   REGION,
   BUCKETS: 'acme-germline-data acme-oncology-data',
   FUNCTION_SECRETS: 'OIDC_CLIENT_SECRET=oidc-client-secret:latest',
-  FUNCTIONS_ENV_FILE: envFile('functions.env', '# sample\nOIDC_ISSUER=https://login.acme.example/realms/lab\nOIDC_CLIENT_ID=platform\nOIDC_AUDIENCE=platform-api\n'),
+  FUNCTIONS_ENV_FILE: envFile(
+    'functions.env',
+    '# sample\nOIDC_ISSUER=https://login.acme.example/realms/lab\nOIDC_CLIENT_ID=platform\nOIDC_AUDIENCE=platform-api\n',
+  ),
 })
 
 let plan: Outcome
@@ -98,7 +109,9 @@ describe('infra/deploy.sh --dry-run', () => {
   it('names the project on every gcloud command instead of relying on the active configuration', () => {
     const gcloud = plan.commands.filter((c) => c.startsWith('gcloud '))
     expect(gcloud.length).toBeGreaterThan(20)
-    expect(gcloud.filter((c) => !c.includes(`--project=${PROJECT}`) && !c.startsWith(`gcloud projects add-iam-policy-binding ${PROJECT} `))).toEqual([])
+    expect(gcloud.filter((c) => !c.includes(`--project=${PROJECT}`) && !c.startsWith(`gcloud projects add-iam-policy-binding ${PROJECT} `))).toEqual(
+      [],
+    )
   })
 
   it('deploys every service of the registry as a public gen2 HTTP function with its entry point and the env file', () => {
@@ -106,7 +119,16 @@ describe('infra/deploy.sh --dry-run', () => {
     expect(names.length).toBeGreaterThan(0)
     for (const name of names) {
       const deploy = one(plan.commands, `gcloud functions deploy ${functionName(name)} `)
-      for (const flag of ['--gen2', `--entry-point=${name}`, '--runtime=nodejs20', `--region=${REGION}`, '--trigger-http', '--allow-unauthenticated', `--service-account=platform-functions@${PROJECT}.iam.gserviceaccount.com`, '--set-secrets=OIDC_CLIENT_SECRET=oidc-client-secret:latest']) {
+      for (const flag of [
+        '--gen2',
+        `--entry-point=${name}`,
+        '--runtime=nodejs20',
+        `--region=${REGION}`,
+        '--trigger-http',
+        '--allow-unauthenticated',
+        `--service-account=platform-functions@${PROJECT}.iam.gserviceaccount.com`,
+        '--set-secrets=OIDC_CLIENT_SECRET=oidc-client-secret:latest',
+      ]) {
         expect(deploy.split(' ')).toContain(flag)
       }
       expect(deploy).toMatch(/ --env-vars-file=\S+functions-env\.yaml/)
@@ -118,7 +140,9 @@ describe('infra/deploy.sh --dry-run', () => {
     for (const { name: entry } of ORCHESTRATOR_FUNCTIONS) {
       const name = functionName(entry)
       const deploy = one(plan.commands, `gcloud functions deploy ${name} `)
-      expect(deploy.split(' ')).toEqual(expect.arrayContaining(['--gen2', `--entry-point=${entry}`, '--no-allow-unauthenticated', '--runtime=nodejs20']))
+      expect(deploy.split(' ')).toEqual(
+        expect.arrayContaining(['--gen2', `--entry-point=${entry}`, '--no-allow-unauthenticated', '--runtime=nodejs20']),
+      )
       expect(one(plan.commands, `gcloud functions add-invoker-policy-binding ${name} `)).toContain(`--member=serviceAccount:${PUSH_SA}`)
     }
   })
@@ -156,7 +180,9 @@ describe('infra/deploy.sh --dry-run', () => {
 
   it('creates the three service accounts and grants the runtime account use of the Batch account only', () => {
     for (const sa of ['platform-functions', 'platform-batch', 'platform-push']) one(plan.commands, `gcloud iam service-accounts create ${sa} `)
-    const onBatch = plan.commands.filter((c) => c.startsWith(`gcloud iam service-accounts add-iam-policy-binding platform-batch@${PROJECT}.iam.gserviceaccount.com `))
+    const onBatch = plan.commands.filter((c) =>
+      c.startsWith(`gcloud iam service-accounts add-iam-policy-binding platform-batch@${PROJECT}.iam.gserviceaccount.com `),
+    )
     expect(onBatch.map((c) => /--role=(\S+)/.exec(c)?.[1]).sort()).toEqual(['roles/iam.serviceAccountTokenCreator', 'roles/iam.serviceAccountUser'])
     // Least privilege: no basic role anywhere.
     expect(plan.commands.filter((c) => /--role=roles\/(owner|editor|viewer)\b/.test(c))).toEqual([])
@@ -172,7 +198,13 @@ describe('infra/deploy.sh --dry-run', () => {
 
   it('turns on TTL deletion for the short-lived records, never for personal access tokens', () => {
     const ttl = plan.commands.filter((c) => c.startsWith('gcloud firestore fields ttls update '))
-    for (const [collection, field] of [['service_tokens', 'expires_at'], ['sessions', 'expires_at'], ['login_states', 'expires_at'], ['used_assertions', 'expires_at'], ['idempotency_keys', 'expires']]) {
+    for (const [collection, field] of [
+      ['service_tokens', 'expires_at'],
+      ['sessions', 'expires_at'],
+      ['login_states', 'expires_at'],
+      ['used_assertions', 'expires_at'],
+      ['idempotency_keys', 'expires'],
+    ]) {
       expect(one(ttl, `gcloud firestore fields ttls update ${field} --collection-group=${collection} `).split(' ')).toContain('--enable-ttl')
     }
     expect(ttl.filter((c) => c.includes('personal_tokens'))).toEqual([])
@@ -210,8 +242,16 @@ describe('infra/deploy.sh refuses a bad configuration before doing anything', ()
   it.each([
     ['an emulator address', 'FIRESTORE_EMULATOR_HOST=127.0.0.1:8080\n', 'FIRESTORE_EMULATOR_HOST is for the local suite only'],
     ['a setting the deploy owns', 'GOOGLE_CLOUD_PROJECT=another-project\n', 'GOOGLE_CLOUD_PROJECT is set by infra/deploy.sh'],
-    ['a secret in the clear', 'OIDC_ISSUER=https://login.acme.example\nOIDC_CLIENT_ID=platform\nOIDC_AUDIENCE=platform-api\nOIDC_CLIENT_SECRET=hunter2\n', 'OIDC_CLIENT_SECRET comes from Secret Manager'],
-    ['a value the platform would refuse at boot', 'OIDC_ISSUER=not a url\nOIDC_CLIENT_ID=platform\nOIDC_AUDIENCE=platform-api\n', 'OIDC_ISSUER: Invalid URL'],
+    [
+      'a secret in the clear',
+      'OIDC_ISSUER=https://login.acme.example\nOIDC_CLIENT_ID=platform\nOIDC_AUDIENCE=platform-api\nOIDC_CLIENT_SECRET=hunter2\n',
+      'OIDC_CLIENT_SECRET comes from Secret Manager',
+    ],
+    [
+      'a value the platform would refuse at boot',
+      'OIDC_ISSUER=not a url\nOIDC_CLIENT_ID=platform\nOIDC_AUDIENCE=platform-api\n',
+      'OIDC_ISSUER: Invalid URL',
+    ],
   ])('with %s in the functions env file', async (_what, text, message) => {
     const out = await dryRun({ ...SAMPLE(), FUNCTIONS_ENV_FILE: envFile('bad.env', text) })
     expect(out.code).not.toBe(0)

@@ -20,7 +20,15 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   })
 })
 
@@ -68,9 +76,7 @@ async function offlineContext() {
 /** Waits until the page shows as many operations as expected (or the timeout), then returns what it shows. */
 async function listedOperations(page: Page, collect: () => Promise<string[]>, expected: number) {
   let listed: string[] = []
-  await expect
-    .poll(async () => (listed = await collect()).length, { timeout: PAGE_TIMEOUT, interval: 250 })
-    .toBeGreaterThanOrEqual(expected)
+  await expect.poll(async () => (listed = await collect()).length, { timeout: PAGE_TIMEOUT, interval: 250 }).toBeGreaterThanOrEqual(expected)
   return [...listed].sort()
 }
 
@@ -90,7 +96,9 @@ describe.each(Object.entries(SERVICES))('the %s service docs pages, offline in h
 
   beforeAll(async () => {
     const app = service.create(testKernel(name))
-    expected = operationsOf(await fetchDoc(app)).map(label).sort()
+    expected = operationsOf(await fetchDoc(app))
+      .map(label)
+      .sort()
     server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s))
     })

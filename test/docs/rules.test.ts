@@ -20,7 +20,17 @@ const documents = `${emulator}/v1/projects/${project}/databases/(default)/docume
 function firebaseUserToken(uid: string) {
   const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url')
   const now = Math.floor(Date.now() / 1000)
-  const claims = { iss: `https://securetoken.google.com/${project}`, aud: project, sub: uid, user_id: uid, iat: now, exp: now + 3600, auth_time: now, email: `${uid}@example.org`, firebase: { sign_in_provider: 'password', identities: {} } }
+  const claims = {
+    iss: `https://securetoken.google.com/${project}`,
+    aud: project,
+    sub: uid,
+    user_id: uid,
+    iat: now,
+    exp: now + 3600,
+    auth_time: now,
+    email: `${uid}@example.org`,
+    firebase: { sign_in_provider: 'password', identities: {} },
+  }
   return `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`
 }
 

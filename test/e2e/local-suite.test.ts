@@ -92,13 +92,14 @@ describe.sequential('the local suite (npm start)', () => {
     const hello = (pipelines.body as Array<{ id: string; slug: string }>).find((p) => p.slug === 'hello-local')
     expect(hello).toBeDefined()
 
-    const submitted = await compute(first!, '/runs', { method: 'POST', body: { pipeline_id: hello!.id, params: { greeting: 'hello from the e2e test' } } })
+    const submitted = await compute(first!, '/runs', {
+      method: 'POST',
+      body: { pipeline_id: hello!.id, params: { greeting: 'hello from the e2e test' } },
+    })
     expect(submitted.status).toBe(201)
     runId = submitted.body.id as string
     // Pub/Sub push → runRequested → local executor → job-state push → jobStateChanged: nothing here calls them directly.
-    await expect
-      .poll(async () => (await compute(first!, `/runs/${runId}`)).body.status, { timeout: 30_000, interval: 250 })
-      .toBe('succeeded')
+    await expect.poll(async () => (await compute(first!, `/runs/${runId}`)).body.status, { timeout: 30_000, interval: 250 }).toBe('succeeded')
     const outputs = await compute(first!, `/runs/${runId}/outputs`)
     expect((outputs.body as Array<{ name: string }>).map((o) => o.name)).toContain('hello.txt')
 

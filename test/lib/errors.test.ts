@@ -15,7 +15,9 @@ async function failingService() {
     createRoute({
       method: 'post',
       path: '/things',
-      request: { body: { content: { 'application/json': { schema: z.object({ name: z.string().min(1), count: z.number().int() }) } }, required: true } },
+      request: {
+        body: { content: { 'application/json': { schema: z.object({ name: z.string().min(1), count: z.number().int() }) } }, required: true },
+      },
       responses: { 201: json(z.object({ ok: z.boolean() })), ...commonErrors },
     }),
     (c) => c.json({ ok: true }, 201),
@@ -54,7 +56,11 @@ describe('the one error shape', async () => {
 
   it('answers a malformed JSON body with a 400, not a 500', async () => {
     const res = await call(app, 'POST', '/api/v1/things', { token, headers: { 'content-type': 'application/json' }, body: undefined })
-    const raw = await app.request('/api/v1/things', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"name": ' })
+    const raw = await app.request('/api/v1/things', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{"name": ',
+    })
     expect(raw.status).toBe(400)
     expect(Object.keys((await raw.json()) as object)).toEqual(['detail'])
     expect(res.status).toBe(400)
@@ -72,7 +78,7 @@ describe('the one error shape', async () => {
     expect(res.headers.get('www-authenticate')).toBe('Bearer')
   })
 
-  it('echoes the caller\'s X-Request-ID, or makes one', async () => {
+  it("echoes the caller's X-Request-ID, or makes one", async () => {
     const given = await call(app, 'GET', '/api/v1/taken', { token, headers: { 'x-request-id': 'req-123' } })
     expect(given.headers.get('x-request-id')).toBe('req-123')
     const made = await call(app, 'GET', '/api/v1/taken', { token })

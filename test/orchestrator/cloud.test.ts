@@ -80,7 +80,9 @@ describe('the Cloud Batch backend', () => {
 
   it('gives up on a transient error after the last attempt, saying which problem it was', async () => {
     const { rpc, calls } = scriptedRpc({ createJob: Array.from({ length: 4 }, () => grpcError(GRPC.RESOURCE_EXHAUSTED, 'Quota CPUS exceeded')) })
-    const err = await new CloudBatchBackend(rpc, log, noSleep).createJob(buildRunJob(SETTINGS, runFor(EXECUTIONS.container_entrypoint))).catch((e: unknown) => e)
+    const err = await new CloudBatchBackend(rpc, log, noSleep)
+      .createJob(buildRunJob(SETTINGS, runFor(EXECUTIONS.container_entrypoint)))
+      .catch((e: unknown) => e)
     expect(calls.createJob).toHaveLength(4)
     expect(err).toBeInstanceOf(BatchError)
     expect((err as BatchError).problem).toBe('quota')
@@ -122,7 +124,10 @@ describe('the Cloud Batch backend', () => {
       status: {
         state: 5,
         statusEvents: [
-          { description: 'Job state is set from SCHEDULED to RUNNING for job projects/p/locations/r/jobs/run-1.', eventTime: { seconds: 1_700_000_000, nanos: 500_000_000 } },
+          {
+            description: 'Job state is set from SCHEDULED to RUNNING for job projects/p/locations/r/jobs/run-1.',
+            eventTime: { seconds: 1_700_000_000, nanos: 500_000_000 },
+          },
           { description: 'Task state is updated from RUNNING to FAILED on zones/r-a/instances/123 with exit code 3.', taskState: 4 },
         ],
       },

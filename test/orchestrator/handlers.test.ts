@@ -39,14 +39,25 @@ const jobNameOf = (runId: string) => jobName(jobParent(stage.config.gcpProject, 
 const jobEvent = (runId: string, state: string) =>
   stage.push(jobStateChanged, stage.config.topics.jobStatus, {
     text: `Job state was updated to ${state}.`,
-    attributes: { Type: 'JOB_STATE_CHANGED', JobName: jobNameOf(runId), JobUID: `${jobIdForRun(runId)}-uid`, NewJobState: state, Region: stage.config.batch.region },
+    attributes: {
+      Type: 'JOB_STATE_CHANGED',
+      JobName: jobNameOf(runId),
+      JobUID: `${jobIdForRun(runId)}-uid`,
+      NewJobState: state,
+      Region: stage.config.batch.region,
+    },
   })
 
 const runOf = async (id: string) => (await stage.deps.runs.getById(id))!
-const settledRun = (id: string) => until(`run ${id} to end`, async () => {
-  const run = await runOf(id)
-  return TERMINAL.has(run.status) ? run : undefined
-}, 20_000)
+const settledRun = (id: string) =>
+  until(
+    `run ${id} to end`,
+    async () => {
+      const run = await runOf(id)
+      return TERMINAL.has(run.status) ? run : undefined
+    },
+    20_000,
+  )
 
 describe('run requested', () => {
   it('creates the Batch job once for a redelivered message, and runs it once', async () => {
@@ -106,7 +117,15 @@ describe('job state changed', () => {
     await stage.executor.settled(created.name)
     const status = await stage.push(jobStateChanged, stage.config.topics.jobStatus, {
       text: 'Task state was updated to FAILED.',
-      attributes: { Type: 'TASK_STATE_CHANGED', JobName: created.name, JobUID: created.uid!, TaskName: `${created.name}/taskGroups/group0/tasks/0`, TaskUID: `${created.uid}-group0-0`, NewTaskState: 'FAILED', Region: stage.config.batch.region },
+      attributes: {
+        Type: 'TASK_STATE_CHANGED',
+        JobName: created.name,
+        JobUID: created.uid!,
+        TaskName: `${created.name}/taskGroups/group0/tasks/0`,
+        TaskUID: `${created.uid}-group0-0`,
+        NewTaskState: 'FAILED',
+        Region: stage.config.batch.region,
+      },
     })
     expect(status).toBeLessThan(300)
     const after = await runOf(run.id)
@@ -125,10 +144,14 @@ describe('job state changed', () => {
     expect(after.output).toBeUndefined()
   })
 
-  it('ignores notifications of jobs that are not the platform\'s, and malformed ones', async () => {
+  it("ignores notifications of jobs that are not the platform's, and malformed ones", async () => {
     const foreign = await stage.push(jobStateChanged, stage.config.topics.jobStatus, {
       text: 'Job state was updated to RUNNING.',
-      attributes: { Type: 'JOB_STATE_CHANGED', JobName: `${jobParent(stage.config.gcpProject, 'europe-west4')}/jobs/nightly-backup`, NewJobState: 'RUNNING' },
+      attributes: {
+        Type: 'JOB_STATE_CHANGED',
+        JobName: `${jobParent(stage.config.gcpProject, 'europe-west4')}/jobs/nightly-backup`,
+        NewJobState: 'RUNNING',
+      },
     })
     expect(foreign).toBeLessThan(300)
     expect(await stage.push(jobStateChanged, stage.config.topics.jobStatus, { text: 'no attributes' })).toBeLessThan(300)
@@ -252,7 +275,11 @@ describe('a dispatch that Batch refuses', () => {
   })
 
   it('fails the run of a pipeline that cannot become a job', async () => {
-    const run = await stage.submit({ type: 'direct_nextflow', container: 'nextflow/nextflow:24.10.0', resources: { cpu_milli: 1000, memory_mib: 1024 } })
+    const run = await stage.submit({
+      type: 'direct_nextflow',
+      container: 'nextflow/nextflow:24.10.0',
+      resources: { cpu_milli: 1000, memory_mib: 1024 },
+    })
     expect(await requestRun(run)).toBeLessThan(300)
     const after = await runOf(run.id)
     expect(after.status).toBe('failed')
@@ -267,7 +294,9 @@ describe('end to end on the local suite backends', () => {
       [stage.config.topics.runRequested, runRequested],
       [stage.config.topics.jobStatus, jobStateChanged],
     ] as const) {
-      await stage.pubsub.topic(topic).createSubscription(`${topic}-push`, { pushConfig: { pushEndpoint: `${base}/projects/${stage.config.gcpProject}/topics/${topic}` } })
+      await stage.pubsub
+        .topic(topic)
+        .createSubscription(`${topic}-push`, { pushConfig: { pushEndpoint: `${base}/projects/${stage.config.gcpProject}/topics/${topic}` } })
     }
     await seedPipelines(new PipelineStore(stage.kernel.db, stage.kernel.audit, stage.kernel.clock), PLATFORM_PIPELINES)
   })
@@ -312,19 +341,27 @@ describe('end to end on the local suite backends', () => {
     const run = await stage.submit(shellPipeline('echo $$ > "${PLATFORM_OUTPUT_DIR}pid"; exec sleep 300'))
     await stage.queue.publish('run.requested', { run_id: run.id, project_id: run.project_id })
     await until('the run to be running', async () => ((await runOf(run.id)).status === 'running' ? true : undefined), 20_000)
-    const pid = Number(await until('the pid file', () => readFile(join(localPathFor(stage.config, `gs://${run.bucket_name}/runs/${run.id}/`), 'pid'), 'utf8').catch(() => undefined)))
+    const pid = Number(
+      await until('the pid file', () =>
+        readFile(join(localPathFor(stage.config, `gs://${run.bucket_name}/runs/${run.id}/`), 'pid'), 'utf8').catch(() => undefined),
+      ),
+    )
 
     const cancelled = await call(compute(), 'DELETE', `/api/v1/runs/${run.id}`, { token: stage.world.owner.token, project: stage.world.project.id })
     expect(cancelled.status).toBe(200)
     expect(cancelled.body.status).toBe('cancelled')
-    await until('the job process to be gone', () => {
-      try {
-        process.kill(pid, 0)
-        return undefined
-      } catch {
-        return true
-      }
-    }, 10_000)
+    await until(
+      'the job process to be gone',
+      () => {
+        try {
+          process.kill(pid, 0)
+          return undefined
+        } catch {
+          return true
+        }
+      },
+      10_000,
+    )
     expect(await stage.executor.getJob(jobNameOf(run.id))).toBeUndefined()
     expect((await runOf(run.id)).status).toBe('cancelled')
   })

@@ -101,7 +101,11 @@ describe('the local Batch executor', () => {
     expect(failure.description).toContain('exit code 3')
     expect(failure.description).toContain('reference genome not found: /ref/hg38.fa')
 
-    await events.waitFor(() => forJob(created.name).some((m) => m.attributes.NewTaskState === 'FAILED') && forJob(created.name).some((m) => m.attributes.NewJobState === 'FAILED'))
+    await events.waitFor(
+      () =>
+        forJob(created.name).some((m) => m.attributes.NewTaskState === 'FAILED') &&
+        forJob(created.name).some((m) => m.attributes.NewJobState === 'FAILED'),
+    )
     const task = forJob(created.name).find((m) => m.attributes.Type === 'TASK_STATE_CHANGED')!
     expect(task.attributes).toEqual({
       Type: 'TASK_STATE_CHANGED',
@@ -127,7 +131,11 @@ describe('the local Batch executor', () => {
   })
 
   it('kills the whole process group when a job is deleted, leaving no child behind', async () => {
-    const run = runFor(shell('sleep 300 & echo $! >> "${PLATFORM_OUTPUT_DIR}pids"; sleep 300 & echo $! >> "${PLATFORM_OUTPUT_DIR}pids"; echo $$ >> "${PLATFORM_OUTPUT_DIR}pids"; wait'))
+    const run = runFor(
+      shell(
+        'sleep 300 & echo $! >> "${PLATFORM_OUTPUT_DIR}pids"; sleep 300 & echo $! >> "${PLATFORM_OUTPUT_DIR}pids"; echo $$ >> "${PLATFORM_OUTPUT_DIR}pids"; wait',
+      ),
+    )
     const created = await executor.createJob(buildRunJob(settings, run))
     const pidsFile = localPathFor(config, `gs://${run.bucket_name}/runs/${run.id}/pids`)
     const pids = await until('the job to start its children', async () => {
@@ -157,7 +165,15 @@ describe('the local Batch executor', () => {
     await mkdir(dir, { recursive: true })
     await writeFile(
       join(dir, 'job.json'),
-      JSON.stringify({ name, uid: `${request.jobId}-old`, state: 'RUNNING', labels: request.job.labels, events: [], owner: Number(dead), job: { ...request.job, name } }),
+      JSON.stringify({
+        name,
+        uid: `${request.jobId}-old`,
+        state: 'RUNNING',
+        labels: request.job.labels,
+        events: [],
+        owner: Number(dead),
+        job: { ...request.job, name },
+      }),
     )
 
     const job = await executor.getJob(name)
@@ -168,7 +184,10 @@ describe('the local Batch executor', () => {
   })
 
   it('fails a job that runs past its maximum run duration, killing it', async () => {
-    const run = runFor({ ...shell('echo $$ > "${PLATFORM_OUTPUT_DIR}pid"; exec sleep 60'), resources: { cpu_milli: 250, memory_mib: 128, max_run_duration_seconds: 1 } })
+    const run = runFor({
+      ...shell('echo $$ > "${PLATFORM_OUTPUT_DIR}pid"; exec sleep 60'),
+      resources: { cpu_milli: 250, memory_mib: 128, max_run_duration_seconds: 1 },
+    })
     const created = await executor.createJob(buildRunJob(settings, run))
     await executor.settled(created.name)
     const job = await executor.getJob(created.name)
@@ -180,9 +199,19 @@ describe('the local Batch executor', () => {
   })
 
   it('fails an engine job clearly when the engine is not installed on the host', async () => {
-    const run = runFor({ type: 'direct_nextflow', container: 'nextflow/nextflow:24.10.0', workflow: { url: 'nf-core/demo' }, resources: { cpu_milli: 1000, memory_mib: 512 } })
+    const run = runFor({
+      type: 'direct_nextflow',
+      container: 'nextflow/nextflow:24.10.0',
+      workflow: { url: 'nf-core/demo' },
+      resources: { cpu_milli: 1000, memory_mib: 512 },
+    })
     const noEngine = new LocalBatchExecutor(
-      { workRoot: config.batch.localWorkRoot!, bucketDir: (b) => localPathFor(config, `gs://${b}/`), region: config.batch.region, hostEnv: { PATH: '/usr/bin:/bin' } },
+      {
+        workRoot: config.batch.localWorkRoot!,
+        bucketDir: (b) => localPathFor(config, `gs://${b}/`),
+        region: config.batch.region,
+        hostEnv: { PATH: '/usr/bin:/bin' },
+      },
       { pubsub, log, clock: systemClock },
     )
     const created = await noEngine.createJob(buildRunJob(settings, run))
@@ -208,7 +237,12 @@ describe('the local Batch executor', () => {
     )
     await chmod(join(bin, 'cromwell'), 0o755)
     const wdl = new LocalBatchExecutor(
-      { workRoot: config.batch.localWorkRoot!, bucketDir: (b) => localPathFor(config, `gs://${b}/`), region: config.batch.region, hostEnv: { ...hostEnvironment(), PATH: `${bin}:${hostEnvironment().PATH}` } },
+      {
+        workRoot: config.batch.localWorkRoot!,
+        bucketDir: (b) => localPathFor(config, `gs://${b}/`),
+        region: config.batch.region,
+        hostEnv: { ...hostEnvironment(), PATH: `${bin}:${hostEnvironment().PATH}` },
+      },
       { pubsub, log, clock: systemClock },
     )
     const run = runFor(

@@ -151,7 +151,7 @@ describe('the reconciler', () => {
     await stage.executor.deleteJob(run.job!.name)
   })
 
-  it("finishes deleting the job of a cancelled run when the compute service could not", async () => {
+  it('finishes deleting the job of a cancelled run when the compute service could not', async () => {
     const run = await dispatch(await stage.submit(shellPipeline('echo $$ > "${PLATFORM_OUTPUT_DIR}pid"; exec sleep 300')))
     const pidFile = join(localPathFor(stage.config, `gs://${run.bucket_name}/runs/${run.id}/`), 'pid')
     const pid = Number(await until('the job to start', () => readFile(pidFile, 'utf8').catch(() => undefined)))

@@ -12,9 +12,7 @@ export const TEST_AUDIENCE = 'urn:pipeline-platform:api'
 /** Listens on 127.0.0.1 at a free port; the app can be set after the address is known. */
 export async function listen(): Promise<{ url: string; server: Server; serve(app: Hono<any>): void; stop(): Promise<void> }> {
   let fetchApp: ((req: Request) => Response | Promise<Response>) | undefined
-  const server = createServer(
-    getRequestListener((req) => (fetchApp ? fetchApp(req) : new Response('starting', { status: 503 }))),
-  )
+  const server = createServer(getRequestListener((req) => (fetchApp ? fetchApp(req) : new Response('starting', { status: 503 }))))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
@@ -117,8 +115,7 @@ export class Browser {
     )
     const defaultPath = from.pathname.slice(0, from.pathname.lastIndexOf('/')) || '/'
     const path = attributes.get('path') || defaultPath
-    const expired =
-      attributes.get('max-age') === '0' || (attributes.has('expires') && Date.parse(attributes.get('expires')!) <= Date.now())
+    const expired = attributes.get('max-age') === '0' || (attributes.has('expires') && Date.parse(attributes.get('expires')!) <= Date.now())
     const jar = (this.cookies.get(from.hostname) ?? []).filter((c) => !(c.name === name && c.path === path))
     if (!expired) jar.push({ name, value, path, attributes })
     this.cookies.set(from.hostname, jar)

@@ -30,9 +30,12 @@ const LoginTokens = z
   .openapi('LoginTokens')
 
 const LoginQuery = z.object({
-  return_to: z.string().optional().openapi({
-    description: `A path on this service to land on after login, e.g. ${DEFAULT_RETURN_TO} (the default). Other origins are refused.`,
-  }),
+  return_to: z
+    .string()
+    .optional()
+    .openapi({
+      description: `A path on this service to land on after login, e.g. ${DEFAULT_RETURN_TO} (the default). Other origins are refused.`,
+    }),
 })
 
 const CallbackQuery = z.object({
@@ -85,7 +88,12 @@ export function authRoutes(deps: AdminDeps) {
         'the browser gets only the state (in the redirect and in a short-lived cookie that binds the login to this browser).',
       security: [],
       request: { query: LoginQuery },
-      responses: { 302: redirect('To the identity provider'), 400: errorResponse('return_to is not a path on this service'), 404: errorResponse('Login is not configured'), 500: errorResponse('Identity provider unavailable') },
+      responses: {
+        302: redirect('To the identity provider'),
+        400: errorResponse('return_to is not a path on this service'),
+        404: errorResponse('Login is not configured'),
+        500: errorResponse('Identity provider unavailable'),
+      },
     }),
     async (c) => {
       const returnTo = safeReturnTo(c.req.valid('query').return_to)
@@ -124,7 +132,12 @@ export function authRoutes(deps: AdminDeps) {
         const { user, returnTo } = await login.complete(query, boundState)
         const now = deps.clock.now()
         const ttl = deps.config.sessionTtlSeconds
-        const session = await deps.tokens.createSession({ userId: user.id, ttlSeconds: ttl, now, effectiveRoles: await effectiveRoles(deps, user.id) })
+        const session = await deps.tokens.createSession({
+          userId: user.id,
+          ttlSeconds: ttl,
+          now,
+          effectiveRoles: await effectiveRoles(deps, user.id),
+        })
         const ctx = userActor(user, auditContext(c).request, 'oidc')
         try {
           await deps.audit.record(ctx, { action: 'session.created', entity: { type: 'session', id: session.record.id, parent: user.id } })
@@ -151,7 +164,8 @@ export function authRoutes(deps: AdminDeps) {
       path: '/auth/logout',
       tags: ['auth'],
       summary: 'End the browser session and clear the platform_session cookie',
-      description: 'Idempotent: answers 204 also when there is no session. The session is deleted from the shared store, so every service refuses it at once.',
+      description:
+        'Idempotent: answers 204 also when there is no session. The session is deleted from the shared store, so every service refuses it at once.',
       security: [],
       responses: { 204: { description: 'Logged out' } },
     }),

@@ -32,7 +32,7 @@ const ProjectCredentials = z
     scopes: z.array(z.string()),
     access_token_lifetime_seconds: z.number().int().openapi({ description: 'Lifetime to request from generateAccessToken' }),
     signed_url_ttl_seconds: z.number().int(),
-    required_role: z.string().openapi({ description: 'What the caller\'s runtime identity needs on the service account' }),
+    required_role: z.string().openapi({ description: "What the caller's runtime identity needs on the service account" }),
     iam_credentials: z
       .object({
         generate_access_token: z.url(),
@@ -47,7 +47,10 @@ const SetCredentials = z
   .openapi('SetProjectCredentials')
 
 const noCredentials = (project: ProjectRecord) =>
-  new ApiError(404, `no cloud credentials are configured for project ${project.id}; a project admin sets them with PUT /projects/${project.id}/credentials`)
+  new ApiError(
+    404,
+    `no cloud credentials are configured for project ${project.id}; a project admin sets them with PUT /projects/${project.id}/credentials`,
+  )
 
 function toCredentials(project: ProjectRecord): z.infer<typeof ProjectCredentials> {
   if (!project.credentials) throw noCredentials(project)

@@ -31,7 +31,10 @@ export function organizationRoutes(deps: KernelDeps, store: AdminStore) {
       for (const pr of projects) ids.add(pr.org_id)
     }
     const orgs = await store.listOrgs(p.user.platform_admin ? 'all' : [...ids])
-    return pageResponse(c, paginateArray(orgs.map(toOrganization), (o) => o.id, { filters: {}, query: c.req.valid('query') }))
+    return pageResponse(
+      c,
+      paginateArray(orgs.map(toOrganization), (o) => o.id, { filters: {}, query: c.req.valid('query') }),
+    )
   }
   app.openapi(listRoute('/orgs'), list)
   app.openapi(listRoute('/organizations'), list)
@@ -49,7 +52,11 @@ export function organizationRoutes(deps: KernelDeps, store: AdminStore) {
       const { id } = c.req.valid('param')
       const p = c.get('principal')
       const org = UUID_RE.test(id) ? await deps.access.getOrg(id) : undefined
-      const visible = org && (p.user.platform_admin || p.orgRoles.has(org.id) || (await store.listProjects([...p.projectRoles.keys()], [])).some((pr) => pr.org_id === org.id))
+      const visible =
+        org &&
+        (p.user.platform_admin ||
+          p.orgRoles.has(org.id) ||
+          (await store.listProjects([...p.projectRoles.keys()], [])).some((pr) => pr.org_id === org.id))
       if (!org || !visible) throw notFound('organization')
       return c.json(toOrganization(org), 200)
     },
@@ -67,7 +74,12 @@ export function organizationRoutes(deps: KernelDeps, store: AdminStore) {
     async (c) => {
       const p = c.get('principal')
       if (!p.user.platform_admin) {
-        await deps.audit.record(auditContext(c), { action: 'access.denied', outcome: 'denied', entity: { type: 'organization', id: '-' }, change: { reason: 'platform administrator required' } })
+        await deps.audit.record(auditContext(c), {
+          action: 'access.denied',
+          outcome: 'denied',
+          entity: { type: 'organization', id: '-' },
+          change: { reason: 'platform administrator required' },
+        })
         throw forbidden('only platform administrators create organizations')
       }
       const body = c.req.valid('json')
@@ -89,7 +101,10 @@ export function organizationRoutes(deps: KernelDeps, store: AdminStore) {
       const { id } = c.req.valid('param')
       if (!c.get('principal').orgRoles.has(id)) throw notFound('organization')
       const members = await store.listOrgMembers(id)
-      return c.json(members.map((m) => ({ user_id: m.user_id, email: m.user?.email, name: m.user?.name, kind: m.user?.kind ?? 'user', role: m.role })), 200)
+      return c.json(
+        members.map((m) => ({ user_id: m.user_id, email: m.user?.email, name: m.user?.name, kind: m.user?.kind ?? 'user', role: m.role })),
+        200,
+      )
     },
   )
 

@@ -145,7 +145,10 @@ export function projectRoutes(deps: KernelDeps, store: AdminStore) {
       path: '/projects/{id}/members/{user_id}',
       tags: ['members'],
       summary: "Replace a member's project roles (project admins)",
-      request: { params: IdParam.extend({ user_id: z.string().uuid() }), body: { content: { 'application/json': { schema: SetRoles } }, required: true } },
+      request: {
+        params: IdParam.extend({ user_id: z.string().uuid() }),
+        body: { content: { 'application/json': { schema: SetRoles } }, required: true },
+      },
       responses: { 200: json(Member), ...commonErrors },
     }),
     async (c) => {

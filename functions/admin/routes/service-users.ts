@@ -14,7 +14,9 @@ import { MAX_ACTIVE_KEYS, ServiceUserStore, type ServiceKeyRecord, type ServiceU
 
 const ServiceUser = z
   .object({
-    id: z.string().uuid().openapi({ description: 'The user id: grant it project roles with POST /projects/{id}/members {user_id, roles}; iss and sub of its assertions' }),
+    id: z.string().uuid().openapi({
+      description: 'The user id: grant it project roles with POST /projects/{id}/members {user_id, roles}; iss and sub of its assertions',
+    }),
     kind: z.literal('service_user'),
     org_id: z.string().uuid(),
     name: z.string(),
@@ -40,7 +42,10 @@ const UpdateServiceUser = z
   .object({
     name: z.string().trim().min(1).max(100).optional(),
     description: z.string().trim().max(500).optional(),
-    disabled: z.boolean().optional().openapi({ description: 'A disabled service user cannot exchange assertions, and its current tokens stop working' }),
+    disabled: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'A disabled service user cannot exchange assertions, and its current tokens stop working' }),
   })
   .openapi('UpdateServiceUser')
 
@@ -281,7 +286,11 @@ export function serviceUsersRoutes(deps: AdminDeps) {
     tokenRoute,
     async (c) => {
       const type = c.req.header('content-type') ?? ''
-      const body = /^application\/x-www-form-urlencoded/i.test(type) ? c.req.valid('form') : /^application\/json/i.test(type) ? c.req.valid('json') : undefined
+      const body = /^application\/x-www-form-urlencoded/i.test(type)
+        ? c.req.valid('form')
+        : /^application\/json/i.test(type)
+          ? c.req.valid('json')
+          : undefined
       if (!body) throw badRequest('invalid_request: send grant_type and assertion as application/x-www-form-urlencoded or application/json')
       if (body.grant_type !== JWT_BEARER_GRANT) throw badRequest(`unsupported_grant_type: only ${JWT_BEARER_GRANT} is supported`)
 
@@ -302,7 +311,12 @@ export function serviceUsersRoutes(deps: AdminDeps) {
         if (!user) throw unauthorized('invalid_grant: the service user no longer exists')
         if (user.disabled) throw unauthorized('invalid_grant: the service user is disabled')
         const ttlSeconds = deps.config.serviceTokenTtlSeconds
-        const issued = await store.exchange(ctxFor(verified.key), { key: verified.key, jti: verified.jti, assertionExpiresAt: verified.expiresAt, ttlSeconds })
+        const issued = await store.exchange(ctxFor(verified.key), {
+          key: verified.key,
+          jti: verified.jti,
+          assertionExpiresAt: verified.expiresAt,
+          ttlSeconds,
+        })
         c.header('Cache-Control', 'no-store')
         c.header('Pragma', 'no-cache')
         return c.json({ access_token: issued.value, token_type: 'Bearer' as const, expires_in: ttlSeconds }, 200)

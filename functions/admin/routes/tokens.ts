@@ -73,8 +73,7 @@ function toToken(t: PersonalTokenRecord, now: Date): z.infer<typeof PersonalAcce
 }
 
 /** paginateArray orders by ascending key: inverting the creation time lists the newest token first. */
-const newestFirst = (t: { created: string; id: string }) =>
-  `${String(Number.MAX_SAFE_INTEGER - Date.parse(t.created)).padStart(16, '0')}_${t.id}`
+const newestFirst = (t: { created: string; id: string }) => `${String(Number.MAX_SAFE_INTEGER - Date.parse(t.created)).padStart(16, '0')}_${t.id}`
 
 function expiryOf(body: z.infer<typeof CreateToken>, now: Date): Date {
   if (body.expires_at === undefined) return new Date(now.getTime() + (body.expires_in_days ?? DEFAULT_TOKEN_DAYS) * DAY_MS)
@@ -113,7 +112,11 @@ export function tokensRoutes(deps: AdminDeps) {
         const id = newId()
         const chain = await deps.audit.prepare(tx, { entity: { type: 'personal_token', id } })
         const t = deps.tokens.createPersonalIn(tx, { id, userId: p.user.id, name: body.name, expiresAt, now })
-        chain.write(ctx, { action: 'token.created', entity: { type: 'personal_token', id: t.record.id, parent: p.user.id }, change: { to: iso(t.record.expires_at) } })
+        chain.write(ctx, {
+          action: 'token.created',
+          entity: { type: 'personal_token', id: t.record.id, parent: p.user.id },
+          change: { to: iso(t.record.expires_at) },
+        })
         return t
       })
       c.header('Cache-Control', 'no-store')
@@ -142,7 +145,7 @@ export function tokensRoutes(deps: AdminDeps) {
       method: 'delete',
       path: '/users/me/tokens/{id}',
       tags: ['tokens'],
-      summary: 'Revoke one of the caller\'s personal access tokens; it stops working at once',
+      summary: "Revoke one of the caller's personal access tokens; it stops working at once",
       request: { params: TokenIdParam },
       responses: { 204: { description: 'Revoked (also when it already was)' }, ...commonErrors },
     }),

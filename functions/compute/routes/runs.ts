@@ -42,7 +42,9 @@ export function toRun(r: RunRecord): z.infer<typeof Run> {
 function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1))
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`
   }
   return JSON.stringify(value)
@@ -89,7 +91,10 @@ export function runRoutes(deps: ComputeDeps) {
       middleware: [requires(deps, 'run.submit')] as const,
       request: { headers: IdempotencyHeader, body: { content: { 'application/json': { schema: SubmitRun } }, required: true } },
       responses: {
-        201: { ...json(Run, 'Queued'), headers: { 'Idempotent-Replayed': { description: 'true when this answers a retried request', schema: { type: 'string' } } } },
+        201: {
+          ...json(Run, 'Queued'),
+          headers: { 'Idempotent-Replayed': { description: 'true when this answers a retried request', schema: { type: 'string' } } },
+        },
         ...commonErrors,
         ...conflictError,
       },
@@ -108,7 +113,12 @@ export function runRoutes(deps: ComputeDeps) {
       const problems = validateParams(pipeline, body.params)
       if (problems.length) throw badRequest(problems.join('; '))
       const { run, replayed } = await deps.runs.submit(auditContext(c), {
-        project: { id: project.id, org_id: project.org_id, bucket_name: project.bucket_name, service_account_email: project.credentials.service_account_email },
+        project: {
+          id: project.id,
+          org_id: project.org_id,
+          bucket_name: project.bucket_name,
+          service_account_email: project.credentials.service_account_email,
+        },
         pipeline,
         params: body.params,
         tags: body.tags,
