@@ -1,4 +1,5 @@
 import { Timestamp, type Transaction } from '@google-cloud/firestore'
+import { canonicalJson } from './canonical.js'
 import type { Clock } from './clock.js'
 import type { Db } from './db.js'
 import { newId, sha256 } from './ids.js'
@@ -54,21 +55,8 @@ export interface AuditEvent extends Required<Pick<AuditInput, 'action' | 'entity
 
 export const SYSTEM_ACTOR: AuditContext = { actor: { type: 'system', id: 'platform' } }
 
-/** Canonical JSON: keys sorted, so the hash does not depend on insertion order. */
-function canonical(value: unknown): string {
-  if (value instanceof Timestamp) return JSON.stringify(value.toDate().toISOString())
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
-  }
-  return JSON.stringify(value)
-}
-
 export function eventHash(event: Omit<AuditEvent, 'hash'>): string {
-  return sha256(canonical(event))
+  return sha256(canonicalJson(event))
 }
 
 /**

@@ -1,6 +1,7 @@
 import { SYSTEM_ACTOR } from '../../lib/audit.js'
 import type { KernelDeps } from '../../lib/http.js'
 import { pipelineId, PipelineStore, PLATFORM_SCOPE, type PipelineDefinition } from '../../lib/pipelines.js'
+import { canonicalJson } from '../../lib/canonical.js'
 
 /**
  * The platform-wide catalogue: the four pipelines the spec pre-registers, and two that really run
@@ -211,18 +212,6 @@ task hello {
   },
 ]
 
-/** JSON with sorted keys, to compare a stored definition with the wanted one. */
-const canonical = (value: unknown): string =>
-  JSON.stringify(value, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>)
-            .filter(([, x]) => x !== undefined)
-            .sort(([a], [b]) => (a < b ? -1 : 1)),
-        )
-      : v,
-  )
-
 /**
  * Registers the platform catalogue. Idempotent: a pipeline already stored as defined is left
  * alone (no write, no audit event); one that differs (an older seed) is overwritten in place.
@@ -237,7 +226,7 @@ export async function seedPipelines(
     const existing = await store.getById(pipelineId(PLATFORM_SCOPE, d.slug, d.version))
     if (existing) {
       const stored = Object.fromEntries(Object.keys(d).map((k) => [k, existing[k as keyof typeof existing]]))
-      if (canonical(stored) === canonical(d)) continue
+      if (canonicalJson(stored) === canonicalJson(d)) continue
     }
     await store.create(SYSTEM_ACTOR, { scope: PLATFORM_SCOPE, definition: d, force: true, createdBy: 'platform' })
     if (existing) updated += 1

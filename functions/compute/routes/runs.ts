@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
+import { canonicalJson } from '../../../lib/canonical.js'
 import { iso } from '../../../lib/db.js'
 import { badRequest, notFound } from '../../../lib/errors.js'
 import { auditContext, commonErrors, conflictError, json, ProjectHeader, requires, resourceApp, type AppEnv } from '../../../lib/http.js'
@@ -36,18 +37,6 @@ export function toRun(r: RunRecord): z.infer<typeof Run> {
     status_reason: r.status_reason,
     created_by: r.created_by,
   }
-}
-
-/** JSON with sorted keys, so that the same request hashes the same whatever the key order. */
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`
-  }
-  return JSON.stringify(value)
 }
 
 const IdempotencyHeader = ProjectHeader.extend({
@@ -125,7 +114,7 @@ export function runRoutes(deps: ComputeDeps) {
         profile: body.profile,
         order_id: body.order_id,
         created_by: c.get('principal').user.id,
-        idempotency: key ? { key, requestHash: sha256(stableJson(body)) } : undefined,
+        idempotency: key ? { key, requestHash: sha256(canonicalJson(body)) } : undefined,
       })
       if (!replayed || !run.dispatch.published) await dispatch(run)
       if (replayed) c.header('Idempotent-Replayed', 'true')
