@@ -2,15 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { PubSub } from '@google-cloud/pubsub'
 import { createAdminApp } from '../../functions/admin/app.js'
-import { computeDeps, createComputeApp } from '../../functions/compute/app.js'
-import { seedPipelines } from '../../functions/compute/seed.js'
-import { LocalBatchExecutor } from '../../lib/batch/local.js'
-import { LocalObjectStorage } from '../../lib/storage.js'
+import { createComputeApp } from '../../functions/compute/app.js'
 import { SettingsStore } from '../../cli/settings.js'
 import { listen, startLoginStack } from '../support/oidc.js'
 import { makeWorld } from '../support/world.js'
+import { localCompute } from '../support/compute.js'
 
 export const repoRoot = resolve(import.meta.dirname, '../..')
 const BIN = join(repoRoot, 'cli/bin.js')
@@ -28,22 +25,8 @@ export async function startPlatform(opts: { login?: boolean } = {}) {
   adminServer?.serve(createAdminApp(world.deps))
   const adminUrl = stack?.adminUrl ?? adminServer!.url
 
-  const root = await mkdtemp(join(tmpdir(), 'cli-test-'))
-  const config = world.deps.config
-  const pubsub = new PubSub({ projectId: config.gcpProject, apiEndpoint: config.pubsubEmulatorHost, emulatorMode: true })
-  await pubsub.topic(config.topics.runRequested).get({ autoCreate: true })
-  const storage = new LocalObjectStorage(join(root, 'buckets'))
-  const batch = new LocalBatchExecutor(
-    {
-      workRoot: join(root, 'work'),
-      bucketDir: (bucket) => join(root, 'buckets', bucket),
-      region: 'local',
-      hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    },
-    { pubsub, log: world.deps.log, clock: world.deps.clock },
-  )
-  const deps = computeDeps(world.deps, { batch, storage })
-  await seedPipelines(deps.pipelines)
+  const local = await localCompute(world)
+  const deps = local.deps
   const computeServer = await listen()
   computeServer.serve(createComputeApp(deps))
 
@@ -55,8 +38,7 @@ export async function startPlatform(opts: { login?: boolean } = {}) {
     computeUrl: computeServer.url,
     async stop() {
       await Promise.all([adminServer?.stop(), stack?.stop(), computeServer.stop()])
-      await pubsub.close()
-      await rm(root, { recursive: true, force: true })
+      await local.close()
       await removeConfigHomes()
     },
   }

@@ -1,14 +1,8 @@
-import { PubSub } from '@google-cloud/pubsub'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll } from 'vitest'
-import { computeDeps, createComputeApp, type ComputeAdapters } from '../../functions/compute/app.js'
-import { seedPipelines } from '../../functions/compute/seed.js'
-import { LocalBatchExecutor } from '../../lib/batch/local.js'
+import { createComputeApp, type ComputeAdapters } from '../../functions/compute/app.js'
 import { pipelineId, PLATFORM_SCOPE } from '../../lib/pipelines.js'
-import { LocalObjectStorage } from '../../lib/storage.js'
 import { call, makeWorld } from '../support/world.js'
+import { localCompute } from '../support/compute.js'
 
 /**
  * A tenant (from makeWorld) with the compute service on the same emulators: the platform catalogue
@@ -17,29 +11,14 @@ import { call, makeWorld } from '../support/world.js'
  */
 export async function makeComputeWorld(adapters: Partial<ComputeAdapters> = {}) {
   const world = await makeWorld()
-  const root = await mkdtemp(join(tmpdir(), 'compute-test-'))
-  const config = world.deps.config
-  const pubsub = new PubSub({ projectId: config.gcpProject, apiEndpoint: config.pubsubEmulatorHost, emulatorMode: true })
-  const [topic] = await pubsub.topic(config.topics.runRequested).get({ autoCreate: true })
+  const local = await localCompute(world, adapters)
+  const { deps, pubsub, topic, storage, batch, root } = local
   const [subscription] = await topic.createSubscription(`compute-test-${Date.now()}`)
-  const storage = new LocalObjectStorage(join(root, 'buckets'))
-  const batch = new LocalBatchExecutor(
-    {
-      workRoot: join(root, 'work'),
-      bucketDir: (bucket) => join(root, 'buckets', bucket),
-      region: 'local',
-      hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    },
-    { pubsub, log: world.deps.log, clock: world.deps.clock },
-  )
-  const deps = computeDeps(world.deps, { batch, storage, ...adapters })
-  await seedPipelines(deps.pipelines)
   const app = createComputeApp(deps)
 
   afterAll(async () => {
     await subscription.delete().catch(() => undefined)
-    await pubsub.close()
-    await rm(root, { recursive: true, force: true })
+    await local.close()
   })
 
   const platformId = (slug: string, version: string) => pipelineId(PLATFORM_SCOPE, slug, version)
