@@ -1,4 +1,4 @@
-import type { Timestamp } from '@google-cloud/firestore'
+import { FieldPath, type Timestamp } from '@google-cloud/firestore'
 import type { AuditWriter } from './audit.js'
 import type { Db } from './db.js'
 import { unauthorized } from './errors.js'
@@ -16,6 +16,31 @@ export interface UserRecord {
   oidc_subject?: string
   org_id?: string
   created: Timestamp
+  /**
+   * The user's role grants, kept on the account so that a request resolves its caller in one read.
+   * The admin store writes them in the same transaction as the member records (org_members,
+   * project_members), which stay the listing of each organization's and project's members.
+   */
+  grants?: Grants
+}
+
+export interface Grants {
+  orgs?: Record<string, OrgRole>
+  projects?: Record<string, ProjectRole[]>
+}
+
+/** Where one grant lives on the user document (ids contain hyphens, so paths are built, not spelled). */
+export const grantPath = {
+  org: (orgId: string) => new FieldPath('grants', 'orgs', orgId),
+  project: (projectId: string) => new FieldPath('grants', 'projects', projectId),
+}
+
+/** The roles a user holds, from the grants on their account. */
+export function rolesFrom(user: Pick<UserRecord, 'grants'>): Pick<Principal, 'orgRoles' | 'projectRoles'> {
+  return {
+    orgRoles: new Map(Object.entries(user.grants?.orgs ?? {})),
+    projectRoles: new Map(Object.entries(user.grants?.projects ?? {}).filter(([, roles]) => roles.length > 0)),
+  }
 }
 
 export interface ProjectRecord {
@@ -103,18 +128,7 @@ export class AccessStore {
   }
 
   async rolesOf(userId: string): Promise<Pick<Principal, 'orgRoles' | 'projectRoles'>> {
-    const [orgs, projects] = await Promise.all([
-      this.db.col('org_members').where('user_id', '==', userId).get(),
-      this.db.col('project_members').where('user_id', '==', userId).get(),
-    ])
-    const orgRoles = new Map<string, OrgRole>()
-    for (const d of orgs.docs) orgRoles.set(d.get('org_id') as string, d.get('role') as OrgRole)
-    const projectRoles = new Map<string, ProjectRole[]>()
-    for (const d of projects.docs) {
-      const id = d.get('project_id') as string
-      projectRoles.set(id, [...(projectRoles.get(id) ?? []), ...((d.get('roles') as ProjectRole[]) ?? [])])
-    }
-    return { orgRoles, projectRoles }
+    return rolesFrom((await this.getUser(userId)) ?? {})
   }
 
   async getProject(id: string): Promise<ProjectRecord | undefined> {

@@ -2,7 +2,7 @@ import { Timestamp } from '@google-cloud/firestore'
 import { OpenAPIHono, z } from '@hono/zod-openapi'
 import type { Context, MiddlewareHandler } from 'hono'
 import { getCookie } from 'hono/cookie'
-import { canInOrg, canInProject, type AccessStore, type Principal, type ProjectRecord, type UserRecord } from './access.js'
+import { canInOrg, canInProject, rolesFrom, type AccessStore, type Principal, type ProjectRecord, type UserRecord } from './access.js'
 import type { AuditContext, AuditWriter } from './audit.js'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
@@ -77,8 +77,8 @@ const BEARER_RE = /^Bearer[ ]+([^\s]+)\s*$/i
 
 /**
  * Resolves the caller from a Bearer token (any of the three kinds) or, failing that, the session
- * cookie. The account and its role grants are read together, afresh on every request, so a
- * removed role restricts every credential of the user at once.
+ * cookie. The account, with its role grants, is read afresh on every request, so a removed role
+ * restricts every credential of the user at once.
  */
 export async function resolvePrincipal(deps: KernelDeps, c: Context<AppEnv>): Promise<Principal> {
   const now = deps.clock.now()
@@ -120,10 +120,10 @@ export async function resolvePrincipal(deps: KernelDeps, c: Context<AppEnv>): Pr
     method = 'session'
     credentialId = found.record.id
   }
-  const [user, roles] = await Promise.all([linked ?? deps.access.getUser(userId), deps.access.rolesOf(userId)])
+  const user = linked ?? (await deps.access.getUser(userId))
   if (!user) throw unauthorized('the account of this credential no longer exists')
   if (user.disabled) throw unauthorized('account disabled')
-  return { user, method, credentialId, ...roles }
+  return { user, method, credentialId, ...rolesFrom(user) }
 }
 
 /** Records an access.denied event and answers 403. */

@@ -1,5 +1,5 @@
 import { FieldValue, Timestamp } from '@google-cloud/firestore'
-import type { OrgRecord, ProjectRecord, UserRecord } from '../../lib/access.js'
+import { grantPath, type OrgRecord, type ProjectRecord, type UserRecord } from '../../lib/access.js'
 import type { AuditContext, AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
@@ -53,6 +53,7 @@ export class AdminStore {
       tx.create(this.db.col('organizations').doc(org.id), org)
       const owner: OrgMemberRecord = { org_id: org.id, user_id: input.ownerId, role: 'org_owner', updated: org.created }
       tx.set(this.db.col('org_members').doc(memberId(org.id, input.ownerId)), owner)
+      tx.update(this.db.col('users').doc(input.ownerId), grantPath.org(org.id), 'org_owner')
       chain.write(ctx, { action: 'organization.created', org_id: org.id, entity: { type: 'organization', id: org.id } })
     })
     return org
@@ -163,6 +164,7 @@ export class AdminStore {
       const before = await tx.get(ref)
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project_member', id: user.id } })
       tx.set(ref, record)
+      tx.update(this.db.col('users').doc(user.id), grantPath.project(project.id), record.roles)
       chain.write(ctx, {
         action: before.exists ? 'member.roles_changed' : 'member.added',
         org_id: project.org_id,
@@ -177,10 +179,11 @@ export class AdminStore {
   async removeMember(ctx: AuditContext, project: ProjectRecord, userId: string): Promise<void> {
     const ref = this.db.col('project_members').doc(memberId(project.id, userId))
     await this.db.firestore.runTransaction(async (tx) => {
-      const before = await tx.get(ref)
+      const [before, account] = await Promise.all([tx.get(ref), tx.get(this.db.col('users').doc(userId))])
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project_member', id: userId } })
       if (!before.exists) throw notFound('member')
       tx.delete(ref)
+      if (account.exists) tx.update(account.ref, grantPath.project(project.id), FieldValue.delete())
       chain.write(ctx, {
         action: 'member.removed',
         org_id: project.org_id,
@@ -205,6 +208,7 @@ export class AdminStore {
       const before = await tx.get(ref)
       const chain = await this.audit.prepare(tx, { org_id: orgId, entity: { type: 'org_member', id: user.id } })
       tx.set(ref, record)
+      tx.update(this.db.col('users').doc(user.id), grantPath.org(orgId), role)
       chain.write(ctx, {
         action: before.exists ? 'org_member.role_changed' : 'org_member.added',
         org_id: orgId,
@@ -218,10 +222,11 @@ export class AdminStore {
   async removeOrgMember(ctx: AuditContext, orgId: string, userId: string): Promise<void> {
     const ref = this.db.col('org_members').doc(memberId(orgId, userId))
     await this.db.firestore.runTransaction(async (tx) => {
-      const before = await tx.get(ref)
+      const [before, account] = await Promise.all([tx.get(ref), tx.get(this.db.col('users').doc(userId))])
       const chain = await this.audit.prepare(tx, { org_id: orgId, entity: { type: 'org_member', id: userId } })
       if (!before.exists) throw notFound('member')
       tx.delete(ref)
+      if (account.exists) tx.update(account.ref, grantPath.org(orgId), FieldValue.delete())
       chain.write(ctx, {
         action: 'org_member.removed',
         org_id: orgId,
