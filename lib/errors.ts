@@ -42,6 +42,14 @@ export function defaultHook(result: { success: true } | { success: false; error:
   return undefined
 }
 
+/**
+ * A Firestore transaction that lost to concurrent ones more often than the client library retries
+ * (gRPC ABORTED). Nothing was written; the request may simply be sent again.
+ */
+export function isContention(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 10
+}
+
 export function errorHandler(log: Logger) {
   return (err: Error, c: Context) => {
     if (err instanceof ApiError) {
@@ -52,6 +60,10 @@ export function errorHandler(log: Logger) {
       // Hono's own rejections (a malformed JSON body, for one) are client errors.
       const detail = err.message || 'bad request'
       return c.json({ detail }, err.status)
+    }
+    if (isContention(err)) {
+      log.warn('transaction contention', { path: c.req.path, method: c.req.method, error: err })
+      return c.json({ detail: 'the record was changed by concurrent requests; nothing was saved, send the request again' }, 409)
     }
     log.error('unhandled error', { path: c.req.path, method: c.req.method, error: err, request_id: c.get('requestId' as never) })
     return c.json({ detail: 'internal error' }, 500)

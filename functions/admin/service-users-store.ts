@@ -4,7 +4,7 @@ import type { UserRecord } from '../../lib/access.js'
 import type { AuditContext, AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import { iso, type Db } from '../../lib/db.js'
-import { conflict, notFound, unauthorized } from '../../lib/errors.js'
+import { conflict, notFound, unauthorized, isContention } from '../../lib/errors.js'
 import { newId, sha256 } from '../../lib/ids.js'
 import type { TokenStore } from '../../lib/tokens.js'
 
@@ -166,7 +166,7 @@ export class ServiceUserStore {
     const now = this.clock.now()
     const keyRef = this.db.col('service_keys').doc(key.id)
     const jtiRef = this.db.col('used_assertions').doc(sha256(`${key.service_user_id}:${input.jti}`))
-    return this.db.firestore.runTransaction(async (tx) => {
+    const exchange = this.db.firestore.runTransaction(async (tx) => {
       const [keySnap, used] = await Promise.all([tx.get(keyRef), tx.get(jtiRef)])
       const chain = await this.audit.prepare(tx, { org_id: key.org_id, entity: { type: 'service_user', id: key.service_user_id } })
       if (!keySnap.exists || keySnap.get('revoked_at')) throw unauthorized('invalid_grant: the key was revoked')
@@ -182,5 +182,13 @@ export class ServiceUserStore {
       })
       return { value: issued.value, expiresAt: issued.record.expires_at.toDate() }
     })
+    try {
+      return await exchange
+    } catch (err) {
+      // Copies of one assertion racing each other: the one that won recorded the jti.
+      if (isContention(err) && (await jtiRef.get()).exists)
+        throw unauthorized('invalid_grant: this assertion was already used (jti replay); sign a new one with a fresh jti')
+      throw err
+    }
   }
 }

@@ -25,6 +25,9 @@ async function failingService() {
   routes.get('/boom', () => {
     throw new Error('secret internals at /srv/app.ts:42')
   })
+  routes.get('/contended', () => {
+    throw Object.assign(new Error('10 ABORTED: Transaction lock timeout'), { code: 10 })
+  })
   routes.get('/taken', () => {
     throw conflict('that name is taken')
   })
@@ -45,6 +48,12 @@ describe('the one error shape', async () => {
     const res = await call(app, 'GET', '/api/v1/taken', { token })
     expect(res.status).toBe(409)
     expect(res.body).toEqual({ detail: 'that name is taken' })
+  })
+
+  it('answers a transaction that lost to concurrent ones with a 409 asking for a retry, not a 500', async () => {
+    const res = await call(app, 'GET', '/api/v1/contended', { token })
+    expect(res.status).toBe(409)
+    expect(res.body).toEqual({ detail: expect.stringMatching(/concurrent requests; nothing was saved, send the request again/) })
   })
 
   it('names every invalid field of a body in one 400', async () => {
