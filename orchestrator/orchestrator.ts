@@ -160,6 +160,10 @@ export function createOrchestrator(deps: OrchestratorDeps) {
 
   /** Moves a run forward to where its job is; status only ever moves forward, so replays and reorders are harmless. */
   async function settleFromJob(run: RunRecord, status: RunStatus, at: Date, job: BatchJobView | undefined, source: string) {
+    // Events are unordered: a job's end can arrive before its start. The job's own history says
+    // when it started, so the run keeps a start time and a duration.
+    const startedAt = job && [...job.events].reverse().find((e) => e.newState === 'RUNNING')?.at
+    if (TERMINAL.has(status) && !run.started && startedAt) await runs.applyJobState(run.id, { status: 'running', at: startedAt, source })
     return runs.applyJobState(run.id, {
       status,
       at,
@@ -201,7 +205,7 @@ export function createOrchestrator(deps: OrchestratorDeps) {
     }
     const status = fromBatchState(state)
     if (!status) return
-    if (status === 'failed') job ??= await batch.getJob(jobName)
+    if (status === 'failed' || (TERMINAL.has(status) && !run.started)) job ??= await batch.getJob(jobName)
     const result = await settleFromJob(run, status, at, job, SOURCE)
     log.info('job state applied', { run_id: runId, state, status, changed: result.changed })
   }
@@ -240,13 +244,8 @@ export function createOrchestrator(deps: OrchestratorDeps) {
         const status = job ? fromBatchState(job.state) : undefined
         let result
         if (job && status) {
-          const when = (state: string) => [...job.events].reverse().find((e) => e.newState === state)?.at
-          const startedAt = when('RUNNING')
-          if (run.status === 'queued' && TERMINAL.has(status) && startedAt) {
-            // The job's own events say when it started: the run keeps a start time and a duration.
-            await runs.applyJobState(run.id, { status: 'running', at: startedAt, source: 'reconciler' })
-          }
-          result = await settleFromJob(run, status, when(job.state) ?? now, job, 'reconciler')
+          const endedAt = [...job.events].reverse().find((e) => e.newState === job.state)?.at
+          result = await settleFromJob(run, status, endedAt ?? now, job, 'reconciler')
         } else if (!job || ['DELETION_IN_PROGRESS', 'CANCELLATION_IN_PROGRESS', 'CANCELLED'].includes(job.state)) {
           // The job went away without the platform cancelling the run: the run can never finish otherwise.
           const error_message = job

@@ -109,6 +109,22 @@ describe('job state changed', () => {
     expect(done.finished!.toMillis()).toBeGreaterThanOrEqual(done.started!.toMillis())
   })
 
+  it("keeps the run's start time when the end of its job is reported before its start", async () => {
+    const run = await stage.submit(shellPipeline('true'))
+    await requestRun(run)
+    const withJob = await until('the job to be recorded', async () => (await runOf(run.id)).job)
+    await stage.executor.settled(withJob.name)
+    // Only the end arrives (the RUNNING notification is late or lost).
+    await jobEvent(run.id, 'SUCCEEDED')
+    const done = await runOf(run.id)
+    expect(done.status).toBe('succeeded')
+    expect(done.started).toBeDefined()
+    expect(done.started!.toMillis()).toBeLessThanOrEqual(done.finished!.toMillis())
+    // The late RUNNING changes nothing.
+    await jobEvent(run.id, 'RUNNING')
+    expect((await runOf(run.id)).started!.toMillis()).toBe(done.started!.toMillis())
+  })
+
   it('fails a run on a failed-task notification, with the error message from the job', async () => {
     const run = await stage.submit(shellPipeline('echo "BAM index missing for sample S9" >&2; exit 4'))
     // The job runs, but only the task notification is delivered here.
