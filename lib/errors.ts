@@ -43,11 +43,13 @@ export function defaultHook(result: { success: true } | { success: false; error:
 }
 
 /**
- * A Firestore transaction that lost to concurrent ones more often than the client library retries
- * (gRPC ABORTED). Nothing was written; the request may simply be sent again.
+ * A Firestore transaction that lost to concurrent ones: aborted more often than the client library
+ * retries (gRPC ABORTED), or beaten to a document it meant to create (ALREADY_EXISTS). Nothing was
+ * written; the request may be sent again.
  */
 export function isContention(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 10
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined
+  return code === 10 || code === 6
 }
 
 export function errorHandler(log: Logger) {

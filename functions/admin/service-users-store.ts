@@ -4,7 +4,7 @@ import type { UserRecord } from '../../lib/access.js'
 import type { AuditContext, AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import { iso, type Db } from '../../lib/db.js'
-import { conflict, notFound, unauthorized, isContention } from '../../lib/errors.js'
+import { ApiError, conflict, notFound, unauthorized } from '../../lib/errors.js'
 import { newId, sha256 } from '../../lib/ids.js'
 import type { TokenStore } from '../../lib/tokens.js'
 
@@ -185,9 +185,10 @@ export class ServiceUserStore {
     try {
       return await exchange
     } catch (err) {
-      // Copies of one assertion racing each other: the one that won recorded the jti.
-      if (isContention(err) && (await jtiRef.get()).exists)
+      // Copies of one assertion racing each other: whichever lost finds the jti recorded by the winner.
+      if (!(err instanceof ApiError) && (await jtiRef.get()).exists) {
         throw unauthorized('invalid_grant: this assertion was already used (jti replay); sign a new one with a fresh jti')
+      }
       throw err
     }
   }

@@ -25,8 +25,8 @@ async function failingService() {
   routes.get('/boom', () => {
     throw new Error('secret internals at /srv/app.ts:42')
   })
-  routes.get('/contended', () => {
-    throw Object.assign(new Error('10 ABORTED: Transaction lock timeout'), { code: 10 })
+  routes.get('/contended/:code', (c) => {
+    throw Object.assign(new Error(`${c.req.param('code')} from Firestore`), { code: Number(c.req.param('code')) })
   })
   routes.get('/taken', () => {
     throw conflict('that name is taken')
@@ -50,8 +50,11 @@ describe('the one error shape', async () => {
     expect(res.body).toEqual({ detail: 'that name is taken' })
   })
 
-  it('answers a transaction that lost to concurrent ones with a 409 asking for a retry, not a 500', async () => {
-    const res = await call(app, 'GET', '/api/v1/contended', { token })
+  it.each([
+    ['aborted (10)', 10],
+    ['beaten to a create (6, ALREADY_EXISTS)', 6],
+  ])('answers a transaction that lost to concurrent ones, %s, with a 409 asking for a retry, not a 500', async (_name, code) => {
+    const res = await call(app, 'GET', `/api/v1/contended/${code}`, { token })
     expect(res.status).toBe(409)
     expect(res.body).toEqual({ detail: expect.stringMatching(/concurrent requests; nothing was saved, send the request again/) })
   })
