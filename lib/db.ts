@@ -1,4 +1,4 @@
-import { Firestore, Timestamp, type DocumentData } from '@google-cloud/firestore'
+import { Firestore, Timestamp } from '@google-cloud/firestore'
 import type { Config } from './config.js'
 
 export { Firestore, Timestamp }
@@ -48,8 +48,4 @@ export class Db {
 export function iso(value: Timestamp | Date | undefined | null): string | undefined {
   if (!value) return undefined
   return (value instanceof Timestamp ? value.toDate() : value).toISOString()
-}
-
-export function dataOf<T extends DocumentData>(snap: { data(): DocumentData | undefined }): T | undefined {
-  return snap.data() as T | undefined
 }

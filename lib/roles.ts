@@ -102,8 +102,3 @@ export function projectRolesGrant(roles: Iterable<ProjectRole>, permission: Perm
 export function orgRoleGrants(role: OrgRole | undefined, permission: OrgPermission): boolean {
   return role !== undefined && orgRank(role) >= orgRank(ORG_GRANTS[permission])
 }
-
-/** For documentation and the README table. */
-export function permissionTable() {
-  return Object.entries(PROJECT_GRANTS).map(([permission, g]) => ({ permission, lowest: g.ladder, also: g.side ?? [] }))
-}

@@ -5,7 +5,7 @@ import type { Db } from './db.js'
 import { conflict, notFound } from './errors.js'
 import { newId, sha256 } from './ids.js'
 import { paginate, type Page, type PageQuery } from './pagination.js'
-import type { PipelineExecution, PipelineType } from './pipelines.js'
+import { executionOf, type PipelineExecution, type PipelineType } from './pipelines.js'
 
 /**
  * The run domain shared by the compute service (submit, list, cancel) and the orchestrator
@@ -15,7 +15,6 @@ import type { PipelineExecution, PipelineType } from './pipelines.js'
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
 export const TERMINAL: ReadonlySet<RunStatus> = new Set<RunStatus>(['succeeded', 'failed', 'cancelled'])
-export const ACTIVE: ReadonlySet<RunStatus> = new Set<RunStatus>(['queued', 'running'])
 
 const RANK: Record<RunStatus, number> = { queued: 0, running: 1, succeeded: 2, failed: 2, cancelled: 2 }
 
@@ -168,15 +167,7 @@ export class RunStore {
         pipeline_slug: input.pipeline.slug,
         pipeline_version: input.pipeline.version,
         pipeline_type: input.pipeline.type,
-        execution: {
-          type: input.pipeline.type,
-          container: input.pipeline.container,
-          entrypoint: input.pipeline.entrypoint,
-          commands: input.pipeline.commands,
-          workflow: input.pipeline.workflow,
-          default_profile: input.pipeline.default_profile,
-          resources: input.pipeline.resources,
-        },
+        execution: executionOf(input.pipeline),
         order_id: input.order_id,
         params: input.params,
         tags: input.tags,

@@ -8,7 +8,7 @@ import { sha256, UUID_RE } from '../../../lib/ids.js'
 import { PageQuery, pageHeaders, pageResponse, pageSizeOf } from '../../../lib/pagination.js'
 import { validateParams } from '../../../lib/pipelines.js'
 import { outputLocation, TERMINAL, type RunRecord } from '../../../lib/runs.js'
-import { parseGsUri } from '../../../lib/storage.js'
+import { gsUri, parseGsUri } from '../../../lib/storage.js'
 import type { ComputeDeps } from '../app.js'
 import { IdParam, OrderParam, Run, RunListQuery, RunOutput, SubmitRun } from '../schemas.js'
 
@@ -197,7 +197,7 @@ export function runRoutes(deps: ComputeDeps) {
       const items = listed.items.map((o) => ({
         name: o.path.slice(prefix.length),
         path: o.path,
-        uri: `gs://${bucket}/${o.path}`,
+        uri: gsUri(bucket, o.path),
         size: o.size,
         updated: o.updated,
         content_type: o.content_type,
