@@ -1,14 +1,25 @@
 import { defineConfig } from 'vitest/config'
 
+/**
+ * Three tiers, runnable separately (`npm run test:unit`, `test:integration`, `test:e2e`) and all
+ * together by `npm test`. Only the integration tier starts the Firestore and Pub/Sub emulators
+ * (once for the run); the end-to-end tier starts whole local suites of its own.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     // Two cores: files run two at a time; each has its own Google Cloud project id on the shared emulators.
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     teardownTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'] },
+      },
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+    ],
   },
 })

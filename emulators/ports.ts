@@ -22,9 +22,9 @@ export interface SuitePorts {
   pubsub: number
 }
 
-export function suitePorts(base: number, services: Record<string, { port: number }>, functionNames: readonly string[]): SuitePorts {
+export function suitePorts(base: number, services: ReadonlyArray<{ name: string; port: number }>, functionNames: readonly string[]): SuitePorts {
   const servicePorts: Record<string, number> = {}
-  for (const [name, def] of Object.entries(services)) {
+  for (const { name, ...def } of services) {
     const offset = def.port - REGISTRY_BASE
     if (offset < 1 || offset >= FUNCTIONS_OFFSET) {
       throw new Error(

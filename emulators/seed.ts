@@ -1,9 +1,9 @@
-import { adminDeps } from '../functions/admin/app.js'
-import { seedOrgAndProject, seedToken, seedUser } from '../functions/admin/seed.js'
-import type { OrgRecord, ProjectRecord, UserRecord } from '../lib/access.js'
-import type { Config } from '../lib/config.js'
-import type { KernelDeps } from '../lib/http.js'
-import { seedComputeCatalogue } from '../functions/compute/seed.js'
+import { adminDeps } from '../functions/admin/deps.js'
+import { SERVICES } from '../functions/services.js'
+import type { OrgRecord, ProjectRecord, UserRecord } from '../lib/auth/access.js'
+import type { KernelDeps } from '../lib/kernel.js'
+import type { SeedContext } from '../lib/service.js'
+import { seedOrgAndProject, seedToken, seedUser } from '../domain/tenancy/seed.js'
 
 /**
  * The local suite's seed data. Every step is idempotent: a restart without --clean finds what the
@@ -19,29 +19,7 @@ export const SEED = {
 
 export const serviceAccountFor = (gcpProject: string) => `pipeline-runner@${gcpProject}.iam.gserviceaccount.com`
 
-/** What a seeder can use: the base records, a kernel on the suite's Firestore, and where the suite keeps its files. */
-export interface SeedContext {
-  config: Config
-  kernel: KernelDeps
-  user: UserRecord
-  org: OrgRecord
-  project: ProjectRecord
-  dataDir: string
-  /** Base address of every HTTP service of the registry, by name. */
-  services: Record<string, string>
-}
-
-export interface Seeder {
-  name: string
-  run(ctx: SeedContext): Promise<void>
-}
-
-/**
- * Seeders that services add for their own data (e.g. the compute service's pipelines). They run in
- * order after the base seed, on every start, so each must be idempotent. Add one by importing it
- * here and appending it to this list.
- */
-export const SEEDERS: Seeder[] = [{ name: 'compute pipelines', run: (ctx) => seedComputeCatalogue(ctx.kernel) }]
+export type { SeedContext }
 
 export interface BaseSeed {
   user: UserRecord
@@ -73,12 +51,14 @@ export async function seedBase(kernel: KernelDeps, storedToken?: string): Promis
   return { user, org, project, token, tokenCreated: true }
 }
 
-export async function runSeeders(ctx: SeedContext, seeders: readonly Seeder[] = SEEDERS) {
-  for (const seeder of seeders) {
+/** Each service's own seed data (the compute service's pipelines, …), in registry order, after the base seed. */
+export async function runSeeders(ctx: SeedContext) {
+  for (const service of SERVICES) {
+    if (!service.seed) continue
     try {
-      await seeder.run(ctx)
+      await service.seed(ctx)
     } catch (err) {
-      throw new Error(`seeding ${seeder.name} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+      throw new Error(`seeding the ${service.name} service failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
     }
   }
 }

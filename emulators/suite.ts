@@ -8,8 +8,8 @@ import { PubSub } from '@google-cloud/pubsub'
 import { SERVICES } from '../functions/services.js'
 import { createBatchBackend, LocalBatchExecutor } from '../lib/batch/index.js'
 import { loadConfig, type Config } from '../lib/config.js'
-import { API_PREFIX, type KernelDeps } from '../lib/http.js'
-import { createKernel } from '../lib/kernel.js'
+import { API_PREFIX } from '../lib/http.js'
+import { createKernel, type KernelDeps } from '../lib/kernel.js'
 import { orchestratorDeps } from '../orchestrator/deps.js'
 import { registerOrchestrator } from '../orchestrator/functions.js'
 import {
@@ -248,10 +248,10 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       if (executor instanceof LocalBatchExecutor) await executor.shutdown()
     })
 
-    for (const [name, def] of Object.entries(SERVICES)) {
-      const port = ports.services[name]!
-      const server = createAdaptorServer({ fetch: def.create(kernelFor(name)).fetch, hostname: '127.0.0.1' }) as Server
-      await listen(server, port, `the ${name} service`)
+    for (const service of SERVICES) {
+      const port = ports.services[service.name]!
+      const server = createAdaptorServer({ fetch: service.create(kernelFor(service.name)).fetch, hostname: '127.0.0.1' }) as Server
+      await listen(server, port, `the ${service.name} service`)
       cleanups.push(() => closeServer(server))
     }
 

@@ -9,7 +9,7 @@ import { SERVICES } from './services.js'
  * Only the service being served is built, once per instance.
  */
 const target = process.env.FUNCTION_TARGET
-for (const [name, service] of Object.entries(SERVICES)) {
-  if (target && target !== name) continue
-  http(name, getRequestListener(service.create(createKernel(loadConfig(), name)).fetch))
+for (const service of SERVICES) {
+  if (target && target !== service.name) continue
+  http(service.name, getRequestListener(service.create(createKernel(loadConfig(), service.name)).fetch))
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the source folder that `gcloud functions deploy --source` uploads, for every function of
-# the platform: the compiled lib/, functions/ and orchestrator/, a package.json of the runtime
+# the platform: the compiled lib/, domain/, functions/ and orchestrator/, a package.json of the runtime
 # dependencies, the repository's lockfile pruned to them (same versions), and one index.js that
 # loads only the module of the function an instance serves (FUNCTION_TARGET, the entry point).
 #
@@ -19,12 +19,12 @@ die() {
 [ -x "$REPO/node_modules/.bin/tsc" ] || die "run 'npm ci' first"
 
 (cd "$REPO" && npm run build --silent) || die "'npm run build' failed"
-for module in lib functions orchestrator; do
+for module in lib domain functions orchestrator; do
   [ -d "$REPO/dist/$module" ] || die "dist/$module is missing after 'npm run build'"
 done
 
 mkdir -p "$SOURCE/dist"
-cp -R "$REPO/dist/lib" "$REPO/dist/functions" "$REPO/dist/orchestrator" "$SOURCE/dist/"
+cp -R "$REPO/dist/lib" "$REPO/dist/domain" "$REPO/dist/functions" "$REPO/dist/orchestrator" "$SOURCE/dist/"
 cp "$REPO/package-lock.json" "$SOURCE/package-lock.json"
 node -e '
   const root = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))

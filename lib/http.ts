@@ -1,65 +1,36 @@
 import { Timestamp } from '@google-cloud/firestore'
-import { OpenAPIHono, z } from '@hono/zod-openapi'
+import { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context, MiddlewareHandler } from 'hono'
+import type { BlankEnv } from 'hono/types'
 import { getCookie } from 'hono/cookie'
-import { canInOrg, canInProject, rolesFrom, type AccessStore, type Principal, type ProjectRecord, type UserRecord } from './access.js'
-import type { AuditContext, AuditWriter } from './audit.js'
-import type { Clock } from './clock.js'
-import type { Config } from './config.js'
-import type { Db } from './db.js'
+import { canInOrg, canInProject, rolesFrom, type Principal, type ProjectRecord, type UserRecord } from './auth/access.js'
+import type { AuditContext } from './audit.js'
 import { ApiError, badRequest, defaultHook, errorHandler, forbidden, notFound, unauthorized } from './errors.js'
 import { newId, TOKEN_PREFIX, UUID_RE } from './ids.js'
-import type { Logger } from './log.js'
-import type { OidcVerifier } from './oidc.js'
-import type { OrgPermission, Permission } from './roles.js'
-import type { TokenStore } from './tokens.js'
+import type { OrgPermission, Permission } from './auth/roles.js'
 import { mountDocs } from './docs.js'
+import type { KernelDeps } from './kernel.js'
+
+export type { KernelDeps }
 
 export const SESSION_COOKIE = 'platform_session'
 export const API_PREFIX = '/api/v1'
 
-/** What every service is built from; services extend it with their own stores and adapters. */
-export interface KernelDeps {
-  config: Config
-  db: Db
-  log: Logger
-  clock: Clock
-  access: AccessStore
-  tokens: TokenStore
-  audit: AuditWriter
-  oidc?: OidcVerifier
-}
-
-export type AppEnv = {
+/** The context of every request: who calls, in which project, and the service's dependencies. */
+export type AppEnv<D extends KernelDeps = KernelDeps> = {
   Variables: {
     requestId: string
     principal: Principal
     project: ProjectRecord
+    deps: D
   }
 }
 
-export const ErrorBody = z.object({ detail: z.string() }).openapi('Error')
+/** Any service's request context, seen as the kernel sees it: the kernel reads only its own part of the dependencies. */
+export const kernelContext = <E extends AppEnv>(c: Context<E>) => c as unknown as Context<AppEnv>
 
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } })
-/** The error responses every authenticated operation can give, for createRoute's `responses`. */
-export const commonErrors = {
-  400: errorResponse('Invalid parameters'),
-  401: errorResponse('Missing, invalid or expired credentials'),
-  403: errorResponse('Valid credentials, insufficient permissions'),
-  404: errorResponse('Not found'),
-} as const
-export const conflictError = { 409: errorResponse('Conflict') } as const
-
-export const ProjectHeader = z.object({
-  'x-project-id': z.string().openapi({ description: 'Project UUID, from GET /projects', example: '3f0e…' }),
-})
-
-export const json = <T extends z.ZodType>(schema: T, description = 'OK') => ({
-  description,
-  content: { 'application/json': { schema } },
-})
-
-export function auditContext(c: Context<AppEnv>): AuditContext {
+export function auditContext<E extends AppEnv>(ctx: Context<E>): AuditContext {
+  const c = kernelContext(ctx)
   const p = c.get('principal')
   return {
     actor: p ? { type: p.user.kind, id: p.user.id, email: p.user.email, auth_method: p.method } : { type: 'system', id: 'anonymous' },
@@ -128,15 +99,15 @@ export async function resolvePrincipal(deps: KernelDeps, c: Context<AppEnv>): Pr
 
 /** Records an access.denied event and answers 403. */
 async function deny(
-  deps: KernelDeps,
   c: Context<AppEnv>,
   permission: string,
   scope: { project_id?: string; org_id?: string },
   entity: { type: string; id: string },
 ): Promise<never> {
-  await deps.audit
+  const { audit, log } = c.var.deps
+  await audit
     .record(auditContext(c), { action: 'access.denied', outcome: 'denied', ...scope, entity, change: { reason: `missing permission ${permission}` } })
-    .catch((error) => deps.log.error('audit write failed', { error }))
+    .catch((error) => log.error('audit write failed', { error }))
   throw forbidden(`permission ${permission} is required`)
 }
 
@@ -144,8 +115,9 @@ async function deny(
  * Tenancy for project-scoped services: X-Project-ID is required (400), must name a project (404)
  * in which the caller holds some role (403).
  */
-export function projectScope(deps: KernelDeps): MiddlewareHandler<AppEnv> {
+export function projectScope(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    const { deps } = c.var
     const id = c.req.header('x-project-id')
     if (!id) throw badRequest('the X-Project-ID header is required (a project id from GET /projects)')
     if (!UUID_RE.test(id)) throw badRequest('X-Project-ID must be a project UUID')
@@ -153,48 +125,51 @@ export function projectScope(deps: KernelDeps): MiddlewareHandler<AppEnv> {
     if (!project) throw notFound('project')
     c.set('project', project)
     if (!canInProject(c.get('principal'), project, 'project.read')) {
-      await deny(deps, c, 'project.read', { project_id: project.id, org_id: project.org_id }, { type: 'project', id: project.id })
+      await deny(c, 'project.read', { project_id: project.id, org_id: project.org_id }, { type: 'project', id: project.id })
     }
     await next()
   }
 }
 
 /** The one authorization check: the caller must hold `permission` in the request's project. */
-export function requires(deps: KernelDeps, permission: Permission): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export function requires(permission: Permission): MiddlewareHandler<BlankEnv> {
+  return async (ctx, next) => {
+    const c = ctx as unknown as Context<AppEnv>
     const project = c.get('project')
     if (!project) throw new Error(`requires(${permission}) used on a route without a project`)
     if (!canInProject(c.get('principal'), project, permission)) {
-      await deny(deps, c, permission, { project_id: project.id, org_id: project.org_id }, { type: 'project', id: project.id })
+      await deny(c, permission, { project_id: project.id, org_id: project.org_id }, { type: 'project', id: project.id })
     }
     await next()
   }
 }
 
-export async function requireOrg(deps: KernelDeps, c: Context<AppEnv>, orgId: string, permission: OrgPermission): Promise<void> {
+export async function requireOrg<E extends AppEnv>(ctx: Context<E>, orgId: string, permission: OrgPermission): Promise<void> {
+  const c = kernelContext(ctx)
   if (!canInOrg(c.get('principal'), orgId, permission)) {
-    await deny(deps, c, permission, { org_id: orgId }, { type: 'organization', id: orgId })
+    await deny(c, permission, { org_id: orgId }, { type: 'organization', id: orgId })
   }
 }
 
 /** For routes that name the project in the path (the admin service): load it, then check like `requires`. */
-export async function loadProjectFor(deps: KernelDeps, c: Context<AppEnv>, id: string, permission: Permission): Promise<ProjectRecord> {
-  const project = UUID_RE.test(id) ? await deps.access.getProject(id) : undefined
+export async function loadProjectFor<E extends AppEnv>(ctx: Context<E>, id: string, permission: Permission): Promise<ProjectRecord> {
+  const c = kernelContext(ctx)
+  const project = UUID_RE.test(id) ? await c.var.deps.access.getProject(id) : undefined
   const principal = c.get('principal')
   // A project the caller cannot see at all is reported as absent, as if it did not exist.
   if (!project || !canInProject(principal, project, 'project.read')) throw notFound('project')
   c.set('project', project)
   if (!canInProject(principal, project, permission)) {
-    await deny(deps, c, permission, { project_id: project.id, org_id: project.org_id }, { type: 'project', id: project.id })
+    await deny(c, permission, { project_id: project.id, org_id: project.org_id }, { type: 'project', id: project.id })
   }
   return project
 }
 
-export interface ServiceOptions {
+export interface ServiceOptions<D extends KernelDeps> {
   name: string
   title: string
   description: string
-  deps: KernelDeps
+  deps: D
   /** Compute, clinical-data and files: every /api/v1 request needs X-Project-ID. */
   projectScoped: boolean
   /** Paths under /api/v1 reachable without credentials (login, token exchange). Exact, or ending in '*'. */
@@ -206,22 +181,25 @@ export interface ServiceOptions {
  * public paths), tenancy where the service is project-scoped, /openapi.json, /docs and /redoc.
  * Resource sub-apps are mounted on the returned app with `app.route(API_PREFIX, sub)`.
  */
-export function createServiceApp(opts: ServiceOptions) {
+export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) {
   const { deps } = opts
-  const app = new OpenAPIHono<AppEnv>({ defaultHook })
+  const app = new OpenAPIHono<AppEnv<D>>({ defaultHook })
   const isPublic = (path: string) =>
     (opts.publicPaths ?? []).some((p) => (p.endsWith('*') ? path.startsWith(API_PREFIX + p.slice(0, -1)) : path === API_PREFIX + p))
 
   app.use('*', async (c, next) => {
     const id = c.req.header('x-request-id') ?? newId()
     c.set('requestId', id)
+    c.set('deps', deps)
     c.header('X-Request-ID', id)
     await next()
   })
   app.use(`${API_PREFIX}/*`, async (c, next) => {
     if (isPublic(c.req.path)) return next()
-    c.set('principal', await resolvePrincipal(deps, c))
-    if (opts.projectScoped) return projectScope(deps)(c, next)
+    // The kernel's middleware reads only the kernel's part of the service's dependencies.
+    const ctx = kernelContext(c)
+    ctx.set('principal', await resolvePrincipal(deps, ctx))
+    if (opts.projectScoped) return projectScope()(ctx, next)
     return next()
   })
   app.onError(errorHandler(deps.log))
@@ -242,7 +220,10 @@ export function createServiceApp(opts: ServiceOptions) {
   return app
 }
 
-/** A sub-app for one resource, sharing the validation hook. */
-export const resourceApp = () => new OpenAPIHono<AppEnv>({ defaultHook })
+/**
+ * A sub-app for the routes of one first path segment, declared at module level and sharing the
+ * validation hook; handlers find the service's dependencies in `c.var.deps`.
+ */
+export const resourceApp = <D extends KernelDeps = KernelDeps>() => new OpenAPIHono<AppEnv<D>>({ defaultHook })
 
 export { ApiError }

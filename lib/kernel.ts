@@ -1,12 +1,23 @@
-import { AccessStore } from './access.js'
+import { AccessStore } from './auth/access.js'
 import { AuditWriter } from './audit.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import { createFirestore, Db, type Firestore } from './db.js'
-import type { KernelDeps } from './http.js'
-import { createLogger } from './log.js'
-import { OidcVerifier } from './oidc.js'
-import { TokenStore } from './tokens.js'
+import { createLogger, type Logger } from './log.js'
+import { OidcVerifier } from './auth/oidc.js'
+import { TokenStore } from './auth/tokens.js'
+
+/** What every service is built from; services extend it with their own stores and adapters. */
+export interface KernelDeps {
+  config: Config
+  db: Db
+  log: Logger
+  clock: Clock
+  access: AccessStore
+  tokens: TokenStore
+  audit: AuditWriter
+  oidc?: OidcVerifier
+}
 
 /** Builds the dependencies every service shares. `firestore` may be passed to share one client in a process. */
 export function createKernel(config: Config, service: string, opts: { firestore?: Firestore; clock?: Clock } = {}): KernelDeps {

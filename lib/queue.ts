@@ -1,35 +1,53 @@
 import { PubSub, type Topic } from '@google-cloud/pubsub'
-import { z } from 'zod'
+import type { z } from 'zod'
 import type { Config } from './config.js'
 
-/** The catalogue of messages the platform publishes itself, each with its schema. */
-export const MESSAGES = {
-  'run.requested': z.object({ run_id: z.string().uuid(), project_id: z.string().uuid() }),
-} as const
-export type MessageKind = keyof typeof MESSAGES
-export type MessageOf<K extends MessageKind> = z.infer<(typeof MESSAGES)[K]>
+/**
+ * One kind of message the platform publishes itself: its name, its schema and the topic it goes
+ * to. The domain declares its messages (domain/runs/messages.ts); publishers and consumers share
+ * the declaration, so a message is typed where it is sent and parsed where it is received.
+ */
+export interface MessageType<T> {
+  kind: string
+  schema: z.ZodType<T>
+  topic(config: Pick<Config, 'topics'>): string
+}
+
+export const messageType = <T>(kind: string, schema: z.ZodType<T>, topic: (config: Pick<Config, 'topics'>) => string): MessageType<T> => ({
+  kind,
+  schema,
+  topic,
+})
 
 export interface Queue {
-  publish<K extends MessageKind>(kind: K, data: MessageOf<K>, attributes?: Record<string, string>): Promise<string>
+  publish<T>(type: MessageType<T>, data: T, attributes?: Record<string, string>): Promise<string>
 }
 
 /** Pub/Sub publisher; the emulator is used when PUBSUB_EMULATOR_HOST is set, as the client library does. */
 export class PubSubQueue implements Queue {
   readonly pubsub: PubSub
-  private readonly topics: Record<MessageKind, Topic>
+  private readonly topics = new Map<string, Topic>()
 
-  constructor(config: Config, pubsub?: PubSub) {
+  constructor(
+    private readonly config: Config,
+    pubsub?: PubSub,
+  ) {
     this.pubsub =
       pubsub ??
       new PubSub({
         projectId: config.gcpProject,
         ...(config.pubsubEmulatorHost ? { apiEndpoint: config.pubsubEmulatorHost, emulatorMode: true } : {}),
       })
-    this.topics = { 'run.requested': this.pubsub.topic(config.topics.runRequested) }
   }
 
-  async publish<K extends MessageKind>(kind: K, data: MessageOf<K>, attributes: Record<string, string> = {}) {
-    const body = MESSAGES[kind].parse(data)
-    return this.topics[kind].publishMessage({ json: body, attributes: { kind, ...attributes } })
+  private topic(name: string): Topic {
+    let topic = this.topics.get(name)
+    if (!topic) this.topics.set(name, (topic = this.pubsub.topic(name)))
+    return topic
+  }
+
+  async publish<T>(type: MessageType<T>, data: T, attributes: Record<string, string> = {}) {
+    const body = type.schema.parse(data)
+    return this.topic(type.topic(this.config)).publishMessage({ json: body, attributes: { kind: type.kind, ...attributes } })
   }
 }

@@ -1,8 +1,25 @@
-import type { BatchBackend } from '../lib/batch/index.js'
-import type { KernelDeps } from '../lib/http.js'
+import type { BatchBackend } from '../lib/batch/port.js'
+import type { Clock } from '../lib/clock.js'
+import type { Config } from '../lib/config.js'
+import type { KernelDeps } from '../lib/kernel.js'
+import type { Logger } from '../lib/log.js'
 import type { Queue } from '../lib/queue.js'
-import { createRunStack } from '../lib/run-stack.js'
-import type { OrchestratorDeps } from './orchestrator.js'
+import type { PipelineStore } from '../domain/pipelines/store.js'
+import { createRunStack } from '../domain/runs/stack.js'
+import type { RunStore } from '../domain/runs/store.js'
+
+export interface OrchestratorDeps {
+  runs: RunStore
+  /** Not read when dispatching: a run carries the execution spec it was submitted with. */
+  pipelines: PipelineStore
+  batch: BatchBackend
+  queue: Queue
+  log: Logger
+  clock: Clock
+  config: Config
+  /** How long a queued or running run may go without news before the reconciler asks Batch (default 10 minutes). */
+  staleAfterMs?: number
+}
 
 /** The orchestrator's dependencies; the queue and the Batch backend come from the configuration unless given. */
 export function orchestratorDeps(

@@ -1,6 +1,9 @@
 import { cloudEvent, http, type CloudEvent } from '@google-cloud/functions-framework'
 import type { Config } from '../lib/config.js'
-import { createOrchestrator, type OrchestratorDeps } from './orchestrator.js'
+import type { OrchestratorDeps } from './deps.js'
+import { onJobStateChanged } from './job-state-changed.js'
+import { reconcile } from './reconcile.js'
+import { onRunRequested } from './run-requested.js'
 
 /**
  * The orchestrator's Cloud Functions and what triggers each: a push subscription on a topic, or
@@ -13,16 +16,14 @@ export const ORCHESTRATOR_FUNCTIONS = [
 ] as const
 
 export function registerOrchestrator(deps: OrchestratorDeps) {
-  const orchestrator = createOrchestrator(deps)
-  cloudEvent('runRequested', (event: CloudEvent<unknown>) => orchestrator.onRunRequested(event))
-  cloudEvent('jobStateChanged', (event: CloudEvent<unknown>) => orchestrator.onJobStateChanged(event))
+  cloudEvent('runRequested', (event: CloudEvent<unknown>) => onRunRequested(deps, event))
+  cloudEvent('jobStateChanged', (event: CloudEvent<unknown>) => onJobStateChanged(deps, event))
   http('reconcile', async (_req, res) => {
     try {
-      res.status(200).json(await orchestrator.reconcile())
+      res.status(200).json(await reconcile(deps))
     } catch (err) {
       deps.log.error('reconcile failed', { error: err })
       res.status(500).json({ detail: 'internal error' })
     }
   })
-  return orchestrator
 }

@@ -14,8 +14,8 @@ import { ORCHESTRATOR_FUNCTIONS } from '../orchestrator/functions.js'
 
 const config = loadConfig({ TOPIC_RUN_REQUESTED: process.env.TOPIC_RUN_REQUESTED, TOPIC_JOB_STATUS: process.env.TOPIC_JOB_STATUS })
 
-for (const [name, service] of Object.entries(SERVICES)) {
-  process.stdout.write(`service ${name} ${service.projectScoped ? 'project-scoped' : 'global'}\n`)
+for (const service of SERVICES) {
+  process.stdout.write(`service ${service.name} ${service.projectScoped ? 'project-scoped' : 'global'}\n`)
 }
 for (const fn of ORCHESTRATOR_FUNCTIONS) {
   process.stdout.write(fn.kind === 'cloudevent' ? `orchestrator ${fn.name} cloudevent ${fn.topic(config)}\n` : `orchestrator ${fn.name} ${fn.kind}\n`)

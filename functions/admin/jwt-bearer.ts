@@ -1,6 +1,9 @@
 import { decodeProtectedHeader, errors as joseErrors, exportJWK, exportPKCS8, generateKeyPair, importJWK, jwtVerify, type JWK } from 'jose'
+import type { Context } from 'hono'
+import type { Config } from '../../lib/config.js'
 import { badRequest, unauthorized } from '../../lib/errors.js'
-import type { ServiceKeyRecord } from './service-users-store.js'
+import { API_PREFIX } from '../../lib/http.js'
+import type { ServiceKeyRecord } from '../../domain/tenancy/service-users.js'
 
 /**
  * The JWT bearer grant of RFC 7523: a service user signs a short assertion with its private key
@@ -89,4 +92,10 @@ export async function verifyAssertion(
     throw unauthorized('invalid_grant: jti must be a non-empty string of at most 256 characters')
   }
   return { key, jti: payload.jti, expiresAt: new Date(payload.exp! * 1000) }
+}
+
+/** The address assertions must name as aud: the configured public address, else the one this request reached. */
+export function tokenEndpoint(config: Pick<Config, 'adminPublicUrl'>, c: Pick<Context, 'req'>): string {
+  if (config.adminPublicUrl) return `${config.adminPublicUrl.replace(/\/+$/, '')}${API_PREFIX}/oauth/token`
+  return new URL(`${API_PREFIX}/oauth/token`, new URL(c.req.url).origin).href
 }

@@ -1,6 +1,6 @@
 import { Timestamp } from '@google-cloud/firestore'
 import * as oidc from 'openid-client'
-import type { UserRecord } from '../../lib/access.js'
+import type { UserRecord } from '../../lib/auth/access.js'
 import type { AuditContext } from '../../lib/audit.js'
 import { ApiError, badRequest } from '../../lib/errors.js'
 import { API_PREFIX, type KernelDeps } from '../../lib/http.js'

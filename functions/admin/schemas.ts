@@ -1,5 +1,9 @@
 import { z } from '@hono/zod-openapi'
-import { ORG_ROLES, PROJECT_ROLES } from '../../lib/roles.js'
+import { ORG_ROLES, PROJECT_ROLES } from '../../lib/auth/roles.js'
+import { iso } from '../../lib/db.js'
+import { pathId } from '../../lib/openapi.js'
+import type { ServiceKeyRecord, ServiceUserRecord } from '../../domain/tenancy/service-users.js'
+import { JWT_BEARER_GRANT, MAX_ASSERTION_LIFETIME_SECONDS } from './jwt-bearer.js'
 
 export const slugSchema = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lowercase letters, digits and hyphens, 1 to 63 characters')
 
@@ -87,4 +91,102 @@ export const DefaultContext = z.object({ project_id: z.string().uuid().nullable(
 
 export const SetDefaultContext = z.object({ project_id: z.string().uuid() }).openapi('SetDefaultContext')
 
-export const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) })
+// Service users and their keys
+
+export const ServiceUser = z
+  .object({
+    id: z.string().uuid().openapi({
+      description: 'The user id: grant it project roles with POST /projects/{id}/members {user_id, roles}; iss and sub of its assertions',
+    }),
+    kind: z.literal('service_user'),
+    org_id: z.string().uuid(),
+    name: z.string(),
+    description: z.string().optional(),
+    disabled: z.boolean(),
+    created: z.string(),
+    created_by: z.string().optional(),
+  })
+  .openapi('ServiceUser')
+
+export const ServiceUserDetail = ServiceUser.extend({
+  project_roles: z.record(z.string(), z.array(ProjectRoleSchema)).openapi({ description: 'Project id to the roles held there' }),
+}).openapi('ServiceUserDetail')
+
+export const CreateServiceUser = z
+  .object({
+    name: z.string().trim().min(1).max(100).openapi({ description: 'Unique in the organization, e.g. "pipeline-runner"' }),
+    description: z.string().trim().max(500).optional(),
+  })
+  .openapi('CreateServiceUser')
+
+export const UpdateServiceUser = z
+  .object({
+    name: z.string().trim().min(1).max(100).optional(),
+    description: z.string().trim().max(500).optional(),
+    disabled: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'A disabled service user cannot exchange assertions, and its current tokens stop working' }),
+  })
+  .openapi('UpdateServiceUser')
+
+export const ServiceKey = z
+  .object({
+    key_id: z.string().openapi({ description: 'The kid to put in the header of assertions' }),
+    service_user_id: z.string().uuid(),
+    algorithm: z.string(),
+    public_jwk: z.record(z.string(), z.unknown()).openapi({ description: 'The public key, as a JWK' }),
+    created: z.string(),
+    revoked_at: z.string().optional(),
+    last_used_at: z.string().optional(),
+  })
+  .openapi('ServiceKey')
+
+export const NewServiceKey = ServiceKey.extend({
+  token_endpoint: z.string().openapi({ description: 'Where to exchange assertions, and their aud' }),
+  private_key_pem: z.string().openapi({ description: 'PKCS #8 PEM. Shown only in this response: the platform keeps only the public key.' }),
+  private_key_jwk: z.record(z.string(), z.unknown()).openapi({ description: 'The same private key as a JWK' }),
+}).openapi('NewServiceKey')
+
+export const TokenRequest = z
+  .object({
+    grant_type: z.string().openapi({ example: JWT_BEARER_GRANT }),
+    assertion: z.string().openapi({
+      description: `A JWT signed with the service key (ES256 or RS256): header kid = key_id; claims iss = sub = the service user id, aud = the token endpoint, exp at most ${MAX_ASSERTION_LIFETIME_SECONDS} s ahead, iat, and a unique jti`,
+    }),
+    scope: z.string().optional().openapi({ description: 'Ignored: the token carries the roles of the service user' }),
+  })
+  .openapi('TokenRequest')
+
+export const TokenResponse = z
+  .object({
+    access_token: z.string().openapi({ description: 'A service token (plat_sat_…), sent as Authorization: Bearer' }),
+    token_type: z.literal('Bearer'),
+    expires_in: z.number().int().openapi({ description: 'Seconds until the token expires' }),
+  })
+  .openapi('TokenResponse')
+
+export const OrgParam = z.object({ org_id: pathId('org_id') })
+export const SuParam = z.object({ id: pathId('id') })
+export const KeyParam = SuParam.extend({ key_id: pathId('key_id') })
+
+export const toServiceUser = (u: ServiceUserRecord): z.infer<typeof ServiceUser> => ({
+  id: u.id,
+  kind: 'service_user',
+  org_id: u.org_id,
+  name: u.name,
+  description: u.description,
+  disabled: Boolean(u.disabled),
+  created: iso(u.created)!,
+  created_by: u.created_by,
+})
+
+export const toKey = (k: ServiceKeyRecord): z.infer<typeof ServiceKey> => ({
+  key_id: k.id,
+  service_user_id: k.service_user_id,
+  algorithm: k.alg,
+  public_jwk: { ...k.public_jwk },
+  created: iso(k.created)!,
+  revoked_at: iso(k.revoked_at),
+  last_used_at: iso(k.last_used_at),
+})

@@ -1,6 +1,8 @@
 import { z } from '@hono/zod-openapi'
-import { INPUT_TYPES, isSemver, ITEM_TYPES, PIPELINE_TYPES } from '../../lib/pipelines.js'
-import { RUN_STATUSES } from '../../lib/runs.js'
+import { pathId } from '../../lib/openapi.js'
+import { INPUT_TYPES, ITEM_TYPES, PIPELINE_TYPES } from '../../domain/pipelines/model.js'
+import { isSemver } from '../../domain/pipelines/versions.js'
+import { RUN_STATUSES } from '../../domain/runs/status.js'
 
 const slug = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lowercase letters, digits and hyphens, 1 to 63 characters')
 const version = z
@@ -182,11 +184,5 @@ export const RunOutput = z
   })
   .openapi('RunOutput')
 
-export const IdParam = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' } }) })
-export const SlugParam = z.object({ slug: z.string().openapi({ param: { name: 'slug', in: 'path' } }) })
-export const OrderParam = z.object({
-  order_id: z
-    .string()
-    .min(1)
-    .openapi({ param: { name: 'order_id', in: 'path' } }),
-})
+export const SlugParam = z.object({ slug: pathId('slug', 'hereditary-mock') })
+export const OrderParam = z.object({ order_id: pathId('order_id', 'ORD-2026-000123') })

@@ -8,8 +8,6 @@ import { LocalBatchExecutor } from './local.js'
 import type { BatchBackend } from './port.js'
 
 export * from './port.js'
-export { fromBatchState } from './state.js'
-export { buildRunJob, JobBuildError, type JobSettings } from './jobs.js'
 export { LocalBatchExecutor } from './local.js'
 
 /** What the host lends a locally executed job: enough to find programs, nothing of the platform's own settings. */

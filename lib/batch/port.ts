@@ -101,21 +101,5 @@ export function problemOf(code: number | undefined): BatchProblem {
   }
 }
 
-/** A Batch job id for a run: deterministic, so a redelivered request finds the job it already made. */
-export function jobIdForRun(runId: string): string {
-  const id = `run-${runId.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 63).replace(/-+$/, '')
-  if (!/^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/.test(id)) throw new Error(`cannot derive a Batch job id from run id ${runId}`)
-  return id
-}
-
-/** The run a job belongs to, from its labels (preferred) or its job id. */
-export function runIdOfJob(job: { name?: string | null; labels?: Record<string, string> | null }): string | undefined {
-  const fromLabel = job.labels?.['run-id']
-  if (fromLabel) return fromLabel
-  const jobId = job.name?.split('/').pop()
-  const m = jobId?.match(/^run-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/)
-  return m?.[1]
-}
-
 export const jobParent = (gcpProject: string, region: string) => `projects/${gcpProject}/locations/${region}`
 export const jobName = (parent: string, jobId: string) => `${parent}/jobs/${jobId}`

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import type { Hono } from 'hono'
-import { createAdminApp } from '../../functions/admin/app.js'
+import { createAdminApp } from '../../functions/admin/service.js'
 import { platformOidcEnv, startOidcProvider, type RunningOidcProvider } from '../../emulators/oidc/provider.js'
 import { makeWorld, rand } from './world.js'
 

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import type { Hono } from 'hono'
-import { adminDeps, createAdminApp, type AdminDeps } from '../../functions/admin/app.js'
-import { grant, seedOrgAndProject, seedToken, seedUser } from '../../functions/admin/seed.js'
-import type { ProjectRecord, UserRecord } from '../../lib/access.js'
-import type { ProjectRole } from '../../lib/roles.js'
+import { adminDeps, type AdminDeps } from '../../functions/admin/deps.js'
+import { createAdminApp } from '../../functions/admin/service.js'
+import { grant, seedOrgAndProject, seedToken, seedUser } from '../../domain/tenancy/seed.js'
+import type { ProjectRecord, UserRecord } from '../../lib/auth/access.js'
+import type { ProjectRole } from '../../lib/auth/roles.js'
 import { testKernel } from './env.js'
 
 export const rand = () => randomBytes(4).toString('hex')

@@ -4,9 +4,10 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import type { CookieOptions } from 'hono/utils/cookie'
 import type { AuditContext } from '../../../lib/audit.js'
 import { ApiError } from '../../../lib/errors.js'
-import { auditContext, ErrorBody, json, resourceApp, SESSION_COOKIE, type AppEnv } from '../../../lib/http.js'
-import type { AdminDeps } from '../app.js'
-import { DEFAULT_RETURN_TO, effectiveRoles, LoginRejected, OidcLogin, safeReturnTo, userActor } from '../login.js'
+import { auditContext, resourceApp, SESSION_COOKIE } from '../../../lib/http.js'
+import { ErrorBody, json } from '../../../lib/openapi.js'
+import type { AdminDeps, AdminEnv } from '../deps.js'
+import { DEFAULT_RETURN_TO, effectiveRoles, LoginRejected, safeReturnTo, userActor } from '../login.js'
 
 /** Binds a browser login to the browser that started it, so that nobody can log a victim into their own account. */
 const LOGIN_STATE_COOKIE = 'platform_login_state'
@@ -50,207 +51,211 @@ const redirect = (description: string) => ({ description, headers: z.object({ Lo
 const errorResponse = (description: string) => json(ErrorBody, description)
 
 /**
- * The login flows (public paths): the browser's OIDC redirect, callback and logout, which set and
- * clear the platform_session cookie, and the CLI's e-mail and password login and token refresh.
+ * /auth: the login flows (public paths): the browser's OIDC redirect, callback and logout, which
+ * set and clear the platform_session cookie, and the CLI's e-mail and password login and refresh.
  */
-export function authRoutes(deps: AdminDeps) {
-  const app = resourceApp()
-  const login = new OidcLogin(deps)
+export const auth = resourceApp<AdminDeps>()
 
-  const cookieOptions = (maxAge: number, path = '/'): CookieOptions => ({
-    httpOnly: true,
-    sameSite: 'Lax',
-    path,
-    secure: login.secureCookies,
-    maxAge,
-  })
-  const callbackPath = () => new URL(login.redirectUri).pathname
+const cookieOptions = (c: Context<AdminEnv>, maxAge: number, path = '/'): CookieOptions => ({
+  httpOnly: true,
+  sameSite: 'Lax',
+  path,
+  secure: c.var.deps.login.secureCookies,
+  maxAge,
+})
+const callbackPath = (c: Context<AdminEnv>) => new URL(c.var.deps.login.redirectUri).pathname
 
-  const recordFailure = async (c: Context<AppEnv>, who: string, reason: string, method: string) => {
-    await deps.audit
-      .record(auditContext(c), {
-        action: 'login.failed',
-        outcome: 'failure',
-        entity: { type: 'login', id: who },
-        change: { reason: `${method}: ${reason}` },
-      })
-      .catch((error) => deps.log.error('audit write failed', { error }))
-  }
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/auth/login',
-      tags: ['auth'],
-      summary: "Start a browser login: redirects to the identity provider's authorization endpoint",
-      description:
-        'Authorization code flow with PKCE (S256), state and nonce. The verifier, nonce and return_to stay on the server for 10 minutes, under the state; ' +
-        'the browser gets only the state (in the redirect and in a short-lived cookie that binds the login to this browser).',
-      security: [],
-      request: { query: LoginQuery },
-      responses: {
-        302: redirect('To the identity provider'),
-        400: errorResponse('return_to is not a path on this service'),
-        404: errorResponse('Login is not configured'),
-        500: errorResponse('Identity provider unavailable'),
-      },
-    }),
-    async (c) => {
-      const returnTo = safeReturnTo(c.req.valid('query').return_to)
-      const { authorizationUrl, state } = await login.begin(returnTo)
-      setCookie(c, LOGIN_STATE_COOKIE, state, cookieOptions(600, callbackPath()))
-      c.header('Cache-Control', 'no-store')
-      return c.redirect(authorizationUrl.href, 302)
-    },
-  )
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/auth/callback',
-      tags: ['auth'],
-      summary: 'Where the identity provider sends the browser back: creates the session and sets the platform_session cookie',
-      description:
-        'Checks the state (once only, and only from the browser that started the login), exchanges the code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce), ' +
-        `maps the identity to a platform user, stores the session (with the roles at login) and sets ${SESSION_COOKIE} (HttpOnly, SameSite=Lax, Secure over HTTPS) for the session lifetime. Then redirects to return_to.`,
-      security: [],
-      request: { query: CallbackQuery },
-      responses: {
-        302: redirect('To return_to, with the session cookie set'),
-        400: errorResponse('Unknown, used or expired state'),
-        401: errorResponse('The identity provider refused the login, or its answer failed a check'),
-        404: errorResponse('Login is not configured'),
-        500: errorResponse('Identity provider unavailable'),
-      },
-    }),
-    async (c) => {
-      const query = new URL(c.req.url).searchParams
-      const boundState = getCookie(c, LOGIN_STATE_COOKIE)
-      deleteCookie(c, LOGIN_STATE_COOKIE, cookieOptions(0, callbackPath()))
-      c.header('Cache-Control', 'no-store')
-      try {
-        const { user, returnTo } = await login.complete(query, boundState)
-        const now = deps.clock.now()
-        const ttl = deps.config.sessionTtlSeconds
-        const session = await deps.tokens.createSession({
-          userId: user.id,
-          ttlSeconds: ttl,
-          now,
-          effectiveRoles: await effectiveRoles(deps, user.id),
-        })
-        const ctx = userActor(user, auditContext(c).request, 'oidc')
-        try {
-          await deps.audit.record(ctx, { action: 'session.created', entity: { type: 'session', id: session.record.id, parent: user.id } })
-        } catch (error) {
-          // A session nobody can account for must not stay usable.
-          await deps.tokens.endSession(session.value)
-          throw error
-        }
-        setCookie(c, SESSION_COOKIE, session.value, cookieOptions(ttl))
-        return c.redirect(login.returnUrl(returnTo), 302)
-      } catch (error) {
-        if (error instanceof LoginRejected) {
-          await recordFailure(c, error.email ?? 'unknown', error.reason, 'oidc')
-          throw new ApiError(401, `login failed: ${error.reason}`)
-        }
-        throw error
-      }
-    },
-  )
-
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/auth/logout',
-      tags: ['auth'],
-      summary: 'End the browser session and clear the platform_session cookie',
-      description:
-        'Idempotent: answers 204 also when there is no session. The session is deleted from the shared store, so every service refuses it at once.',
-      security: [],
-      responses: { 204: { description: 'Logged out' } },
-    }),
-    async (c) => {
-      const value = getCookie(c, SESSION_COOKIE)
-      deleteCookie(c, SESSION_COOKIE, cookieOptions(0))
-      const ended = value ? await deps.tokens.endSession(value) : undefined
-      if (ended) {
-        const user = await deps.access.getUser(ended.user_id)
-        const ctx: AuditContext = user ? userActor(user, auditContext(c).request, 'session') : auditContext(c)
-        await deps.audit.record(ctx, { action: 'session.ended', entity: { type: 'session', id: ended.id, parent: ended.user_id } })
-      }
-      return c.body(null, 204)
-    },
-  )
-
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/auth/password',
-      tags: ['auth'],
-      summary: 'Log in with e-mail and password (the CLI): returns an OIDC access token and a refresh token',
-      description:
-        "The e-mail and password go to the identity provider's token endpoint (password grant, with the platform's client credentials); " +
-        'the platform never stores a password. The access token is verified like any Bearer token, and a first login creates the platform user.',
-      security: [],
-      request: { body: { content: { 'application/json': { schema: PasswordLogin } }, required: true } },
-      responses: {
-        200: json(LoginTokens),
-        400: errorResponse('Invalid parameters'),
-        401: errorResponse('Wrong e-mail or password, or account disabled'),
-        404: errorResponse('Login is not configured'),
-        500: errorResponse('Identity provider unavailable'),
-      },
-    }),
-    async (c) => {
-      const { email, password } = c.req.valid('json')
-      c.header('Cache-Control', 'no-store')
-      try {
-        const { user, tokens } = await login.password(email, password)
-        await deps.audit.record(userActor(user, auditContext(c).request, 'password'), {
-          action: 'login.succeeded',
-          entity: { type: 'user', id: user.id },
-          change: { reason: 'password' },
-        })
-        return c.json(tokens, 200)
-      } catch (error) {
-        if (error instanceof LoginRejected) {
-          await recordFailure(c, email.toLowerCase(), error.reason, 'password')
-          throw new ApiError(401, error.reason === 'invalid_grant' ? 'wrong e-mail or password' : `login failed: ${error.reason}`)
-        }
-        throw error
-      }
-    },
-  )
-
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/auth/refresh',
-      tags: ['auth'],
-      summary: 'Exchange a refresh token from POST /auth/password for a new access token',
-      security: [],
-      request: { body: { content: { 'application/json': { schema: RefreshRequest } }, required: true } },
-      responses: {
-        200: json(LoginTokens),
-        400: errorResponse('Invalid parameters'),
-        401: errorResponse('Refresh token invalid, expired or revoked, or account disabled'),
-        404: errorResponse('Login is not configured'),
-        500: errorResponse('Identity provider unavailable'),
-      },
-    }),
-    async (c) => {
-      c.header('Cache-Control', 'no-store')
-      try {
-        const { tokens } = await login.refresh(c.req.valid('json').refresh_token)
-        return c.json(tokens, 200)
-      } catch (error) {
-        if (error instanceof LoginRejected) {
-          throw new ApiError(401, error.reason === 'invalid_grant' ? 'refresh token invalid, expired or revoked' : `refresh failed: ${error.reason}`)
-        }
-        throw error
-      }
-    },
-  )
-
-  return app
+async function recordFailure(c: Context<AdminEnv>, who: string, reason: string, method: string) {
+  const { audit, log } = c.var.deps
+  await audit
+    .record(auditContext(c), {
+      action: 'login.failed',
+      outcome: 'failure',
+      entity: { type: 'login', id: who },
+      change: { reason: `${method}: ${reason}` },
+    })
+    .catch((error) => log.error('audit write failed', { error }))
 }
+
+auth.openapi(
+  createRoute({
+    operationId: 'beginLogin',
+    method: 'get',
+    path: '/auth/login',
+    tags: ['auth'],
+    summary: "Start a browser login: redirects to the identity provider's authorization endpoint",
+    description:
+      'Authorization code flow with PKCE (S256), state and nonce. The verifier, nonce and return_to stay on the server for 10 minutes, under the state; ' +
+      'the browser gets only the state (in the redirect and in a short-lived cookie that binds the login to this browser).',
+    security: [],
+    request: { query: LoginQuery },
+    responses: {
+      302: redirect('To the identity provider'),
+      400: errorResponse('return_to is not a path on this service'),
+      404: errorResponse('Login is not configured'),
+      500: errorResponse('Identity provider unavailable'),
+    },
+  }),
+  async (c) => {
+    const returnTo = safeReturnTo(c.req.valid('query').return_to)
+    const { authorizationUrl, state } = await c.var.deps.login.begin(returnTo)
+    setCookie(c, LOGIN_STATE_COOKIE, state, cookieOptions(c, 600, callbackPath(c)))
+    c.header('Cache-Control', 'no-store')
+    return c.redirect(authorizationUrl.href, 302)
+  },
+)
+
+auth.openapi(
+  createRoute({
+    operationId: 'completeLogin',
+    method: 'get',
+    path: '/auth/callback',
+    tags: ['auth'],
+    summary: 'Where the identity provider sends the browser back: creates the session and sets the platform_session cookie',
+    description:
+      'Checks the state (once only, and only from the browser that started the login), exchanges the code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce), ' +
+      `maps the identity to a platform user, stores the session (with the roles at login) and sets ${SESSION_COOKIE} (HttpOnly, SameSite=Lax, Secure over HTTPS) for the session lifetime. Then redirects to return_to.`,
+    security: [],
+    request: { query: CallbackQuery },
+    responses: {
+      302: redirect('To return_to, with the session cookie set'),
+      400: errorResponse('Unknown, used or expired state'),
+      401: errorResponse('The identity provider refused the login, or its answer failed a check'),
+      404: errorResponse('Login is not configured'),
+      500: errorResponse('Identity provider unavailable'),
+    },
+  }),
+  async (c) => {
+    const { deps } = c.var
+    const query = new URL(c.req.url).searchParams
+    const boundState = getCookie(c, LOGIN_STATE_COOKIE)
+    deleteCookie(c, LOGIN_STATE_COOKIE, cookieOptions(c, 0, callbackPath(c)))
+    c.header('Cache-Control', 'no-store')
+    try {
+      const { user, returnTo } = await deps.login.complete(query, boundState)
+      const now = deps.clock.now()
+      const ttl = deps.config.sessionTtlSeconds
+      const session = await deps.tokens.createSession({
+        userId: user.id,
+        ttlSeconds: ttl,
+        now,
+        effectiveRoles: await effectiveRoles(deps, user.id),
+      })
+      const ctx = userActor(user, auditContext(c).request, 'oidc')
+      try {
+        await deps.audit.record(ctx, { action: 'session.created', entity: { type: 'session', id: session.record.id, parent: user.id } })
+      } catch (error) {
+        // A session nobody can account for must not stay usable.
+        await deps.tokens.endSession(session.value)
+        throw error
+      }
+      setCookie(c, SESSION_COOKIE, session.value, cookieOptions(c, ttl))
+      return c.redirect(deps.login.returnUrl(returnTo), 302)
+    } catch (error) {
+      if (error instanceof LoginRejected) {
+        await recordFailure(c, error.email ?? 'unknown', error.reason, 'oidc')
+        throw new ApiError(401, `login failed: ${error.reason}`)
+      }
+      throw error
+    }
+  },
+)
+
+auth.openapi(
+  createRoute({
+    operationId: 'logout',
+    method: 'post',
+    path: '/auth/logout',
+    tags: ['auth'],
+    summary: 'End the browser session and clear the platform_session cookie',
+    description:
+      'Idempotent: answers 204 also when there is no session. The session is deleted from the shared store, so every service refuses it at once.',
+    security: [],
+    responses: { 204: { description: 'Logged out' } },
+  }),
+  async (c) => {
+    const { deps } = c.var
+    const value = getCookie(c, SESSION_COOKIE)
+    deleteCookie(c, SESSION_COOKIE, cookieOptions(c, 0))
+    const ended = value ? await deps.tokens.endSession(value) : undefined
+    if (ended) {
+      const user = await deps.access.getUser(ended.user_id)
+      const ctx: AuditContext = user ? userActor(user, auditContext(c).request, 'session') : auditContext(c)
+      await deps.audit.record(ctx, { action: 'session.ended', entity: { type: 'session', id: ended.id, parent: ended.user_id } })
+    }
+    return c.body(null, 204)
+  },
+)
+
+auth.openapi(
+  createRoute({
+    operationId: 'passwordLogin',
+    method: 'post',
+    path: '/auth/password',
+    tags: ['auth'],
+    summary: 'Log in with e-mail and password (the CLI): returns an OIDC access token and a refresh token',
+    description:
+      "The e-mail and password go to the identity provider's token endpoint (password grant, with the platform's client credentials); " +
+      'the platform never stores a password. The access token is verified like any Bearer token, and a first login creates the platform user.',
+    security: [],
+    request: { body: { content: { 'application/json': { schema: PasswordLogin } }, required: true } },
+    responses: {
+      200: json(LoginTokens),
+      400: errorResponse('Invalid parameters'),
+      401: errorResponse('Wrong e-mail or password, or account disabled'),
+      404: errorResponse('Login is not configured'),
+      500: errorResponse('Identity provider unavailable'),
+    },
+  }),
+  async (c) => {
+    const { deps } = c.var
+    const { email, password } = c.req.valid('json')
+    c.header('Cache-Control', 'no-store')
+    try {
+      const { user, tokens } = await deps.login.password(email, password)
+      await deps.audit.record(userActor(user, auditContext(c).request, 'password'), {
+        action: 'login.succeeded',
+        entity: { type: 'user', id: user.id },
+        change: { reason: 'password' },
+      })
+      return c.json(tokens, 200)
+    } catch (error) {
+      if (error instanceof LoginRejected) {
+        await recordFailure(c, email.toLowerCase(), error.reason, 'password')
+        throw new ApiError(401, error.reason === 'invalid_grant' ? 'wrong e-mail or password' : `login failed: ${error.reason}`)
+      }
+      throw error
+    }
+  },
+)
+
+auth.openapi(
+  createRoute({
+    operationId: 'refreshLogin',
+    method: 'post',
+    path: '/auth/refresh',
+    tags: ['auth'],
+    summary: 'Exchange a refresh token from POST /auth/password for a new access token',
+    security: [],
+    request: { body: { content: { 'application/json': { schema: RefreshRequest } }, required: true } },
+    responses: {
+      200: json(LoginTokens),
+      400: errorResponse('Invalid parameters'),
+      401: errorResponse('Refresh token invalid, expired or revoked, or account disabled'),
+      404: errorResponse('Login is not configured'),
+      500: errorResponse('Identity provider unavailable'),
+    },
+  }),
+  async (c) => {
+    c.header('Cache-Control', 'no-store')
+    try {
+      const { tokens } = await c.var.deps.login.refresh(c.req.valid('json').refresh_token)
+      return c.json(tokens, 200)
+    } catch (error) {
+      if (error instanceof LoginRejected) {
+        throw new ApiError(401, error.reason === 'invalid_grant' ? 'refresh token invalid, expired or revoked' : `refresh failed: ${error.reason}`)
+      }
+      throw error
+    }
+  },
+)

@@ -1,17 +1,25 @@
 import { createRoute, z, type RouteHandler } from '@hono/zod-openapi'
-import { auditContext, commonErrors, conflictError, json, requireOrg, resourceApp, type AppEnv, type KernelDeps } from '../../../lib/http.js'
-import { forbidden, notFound } from '../../../lib/errors.js'
+import type { Context } from 'hono'
+import type { OrgRecord } from '../../../lib/auth/access.js'
+import type { OrgPermission } from '../../../lib/auth/roles.js'
 import { iso } from '../../../lib/db.js'
-import { PageQuery, pageHeaders, pageResponse, paginateArray } from '../../../lib/pagination.js'
-import type { OrgRecord } from '../../../lib/access.js'
-import type { AdminStore } from '../store.js'
-import { AddOrgMember, CreateOrganization, IdParam, Organization, OrgMember } from '../schemas.js'
+import { forbidden, notFound } from '../../../lib/errors.js'
+import { auditContext, requireOrg, resourceApp } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
+import { commonErrors, conflictError, IdParam, json, pathId } from '../../../lib/openapi.js'
+import { PageQuery, pageHeaders, pageResponse, paginate, paginateArray } from '../../../lib/pagination.js'
+import type { ServiceUserRecord } from '../../../domain/tenancy/service-users.js'
+import type { AdminDeps, AdminEnv } from '../deps.js'
+import { AddOrgMember, CreateOrganization, CreateServiceUser, Organization, OrgMember, OrgParam, ServiceUser, toServiceUser } from '../schemas.js'
+
+/** /organizations: organizations, their members, and the creation and listing of their service users. */
+export const organizations = resourceApp<AdminDeps>()
 
 export const toOrganization = (o: OrgRecord) => ({ id: o.id, name: o.name, slug: o.slug, created: iso(o.created)! })
 
-const listRoute = (path: '/orgs' | '/organizations') =>
+export const listRoute = (path: '/orgs' | '/organizations') =>
   createRoute({
+    operationId: path === '/orgs' ? 'listOrgs' : 'listOrganizations',
     method: 'get',
     path,
     tags: ['organizations'],
@@ -20,131 +28,183 @@ const listRoute = (path: '/orgs' | '/organizations') =>
     responses: { 200: { ...json(z.array(Organization)), headers: pageHeaders }, ...commonErrors },
   })
 
-export function organizationRoutes(deps: KernelDeps, store: AdminStore) {
-  const app = resourceApp()
-
-  const list: RouteHandler<ReturnType<typeof listRoute>, AppEnv> = async (c) => {
-    const p = c.get('principal')
-    const ids = new Set<string>(p.orgRoles.keys())
-    if (p.projectRoles.size) {
-      const projects = await store.listProjects([...p.projectRoles.keys()], [])
-      for (const pr of projects) ids.add(pr.org_id)
-    }
-    const orgs = await store.listOrgs(p.user.platform_admin ? 'all' : [...ids])
-    return pageResponse(
-      c,
-      paginateArray(orgs.map(toOrganization), (o) => o.id, { filters: {}, query: c.req.valid('query') }),
-    )
+/** The organizations the caller belongs to, or has a project in (all of them for platform administrators). */
+export const listOrganizationsHandler: RouteHandler<ReturnType<typeof listRoute>, AdminEnv> = async (c) => {
+  const p = c.var.principal
+  const { store } = c.var.deps
+  const ids = new Set<string>(p.orgRoles.keys())
+  if (p.projectRoles.size) {
+    const projects = await store.listProjects([...p.projectRoles.keys()], [])
+    for (const pr of projects) ids.add(pr.org_id)
   }
-  app.openapi(listRoute('/orgs'), list)
-  app.openapi(listRoute('/organizations'), list)
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/organizations/{id}',
-      tags: ['organizations'],
-      summary: 'Organization details',
-      request: { params: IdParam },
-      responses: { 200: json(Organization), ...commonErrors },
-    }),
-    async (c) => {
-      const { id } = c.req.valid('param')
-      const p = c.get('principal')
-      const org = UUID_RE.test(id) ? await deps.access.getOrg(id) : undefined
-      const visible =
-        org &&
-        (p.user.platform_admin ||
-          p.orgRoles.has(org.id) ||
-          (await store.listProjects([...p.projectRoles.keys()], [])).some((pr) => pr.org_id === org.id))
-      if (!org || !visible) throw notFound('organization')
-      return c.json(toOrganization(org), 200)
-    },
+  const orgs = await store.listOrgs(p.user.platform_admin ? 'all' : [...ids])
+  return pageResponse(
+    c,
+    paginateArray(orgs.map(toOrganization), (o) => o.id, { filters: {}, query: c.req.valid('query') }),
   )
-
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/organizations',
-      tags: ['organizations'],
-      summary: 'Create an organization (platform administrators); the caller becomes its owner',
-      request: { body: { content: { 'application/json': { schema: CreateOrganization } }, required: true } },
-      responses: { 201: json(Organization, 'Created'), ...commonErrors, ...conflictError },
-    }),
-    async (c) => {
-      const p = c.get('principal')
-      if (!p.user.platform_admin) {
-        await deps.audit.record(auditContext(c), {
-          action: 'access.denied',
-          outcome: 'denied',
-          entity: { type: 'organization', id: '-' },
-          change: { reason: 'platform administrator required' },
-        })
-        throw forbidden('only platform administrators create organizations')
-      }
-      const body = c.req.valid('json')
-      const org = await store.createOrg(auditContext(c), { name: body.name, slug: body.slug, ownerId: p.user.id })
-      return c.json(toOrganization(org), 201)
-    },
-  )
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/organizations/{id}/members',
-      tags: ['organizations'],
-      summary: 'Members of an organization and their organization roles',
-      request: { params: IdParam },
-      responses: { 200: json(z.array(OrgMember)), ...commonErrors },
-    }),
-    async (c) => {
-      const { id } = c.req.valid('param')
-      if (!c.get('principal').orgRoles.has(id)) throw notFound('organization')
-      const members = await store.listOrgMembers(id)
-      return c.json(
-        members.map((m) => ({ user_id: m.user_id, email: m.user?.email, name: m.user?.name, kind: m.user?.kind ?? 'user', role: m.role })),
-        200,
-      )
-    },
-  )
-
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/organizations/{id}/members',
-      tags: ['organizations'],
-      summary: 'Grant an organization role to a user, by e-mail (org admins)',
-      request: { params: IdParam, body: { content: { 'application/json': { schema: AddOrgMember } }, required: true } },
-      responses: { 200: json(OrgMember), ...commonErrors },
-    }),
-    async (c) => {
-      const { id } = c.req.valid('param')
-      const body = c.req.valid('json')
-      if (!c.get('principal').orgRoles.has(id)) throw notFound('organization')
-      await requireOrg(deps, c, id, 'org.manage')
-      if (body.role === 'org_owner') await requireOrg(deps, c, id, 'org.delete')
-      const user = await store.ensureUser(body.email)
-      const m = await store.setOrgRole(auditContext(c), id, user, body.role)
-      return c.json({ user_id: user.id, email: user.email, name: user.name, kind: user.kind, role: m.role }, 200)
-    },
-  )
-
-  app.openapi(
-    createRoute({
-      method: 'delete',
-      path: '/organizations/{id}/members/{user_id}',
-      tags: ['organizations'],
-      summary: 'Remove a user from an organization (org admins)',
-      request: { params: IdParam.extend({ user_id: z.string() }) },
-      responses: { 204: { description: 'Removed' }, ...commonErrors },
-    }),
-    async (c) => {
-      const { id, user_id } = c.req.valid('param')
-      if (!c.get('principal').orgRoles.has(id)) throw notFound('organization')
-      await requireOrg(deps, c, id, 'org.manage')
-      await store.removeOrgMember(auditContext(c), id, user_id)
-      return c.body(null, 204)
-    },
-  )
-  return app
 }
+
+/** An organization the caller belongs to (else 404, as if absent) in which they hold `permission` (else 403). */
+async function orgFor(c: Context<AdminEnv>, orgId: string, permission: OrgPermission) {
+  if (!c.var.principal.orgRoles.has(orgId)) throw notFound('organization')
+  await requireOrg(c, orgId, permission)
+}
+
+organizations.openapi(listRoute('/organizations'), listOrganizationsHandler)
+
+organizations.openapi(
+  createRoute({
+    operationId: 'getOrganization',
+    method: 'get',
+    path: '/organizations/{id}',
+    tags: ['organizations'],
+    summary: 'Organization details',
+    request: { params: IdParam },
+    responses: { 200: json(Organization), ...commonErrors },
+  }),
+  async (c) => {
+    const { deps } = c.var
+    const { id } = c.req.valid('param')
+    const p = c.var.principal
+    const org = UUID_RE.test(id) ? await deps.access.getOrg(id) : undefined
+    const visible =
+      org &&
+      (p.user.platform_admin ||
+        p.orgRoles.has(org.id) ||
+        (await deps.store.listProjects([...p.projectRoles.keys()], [])).some((pr) => pr.org_id === org.id))
+    if (!org || !visible) throw notFound('organization')
+    return c.json(toOrganization(org), 200)
+  },
+)
+
+organizations.openapi(
+  createRoute({
+    operationId: 'createOrganization',
+    method: 'post',
+    path: '/organizations',
+    tags: ['organizations'],
+    summary: 'Create an organization (platform administrators); the caller becomes its owner',
+    request: { body: { content: { 'application/json': { schema: CreateOrganization } }, required: true } },
+    responses: { 201: json(Organization, 'Created'), ...commonErrors, ...conflictError },
+  }),
+  async (c) => {
+    const { deps } = c.var
+    const p = c.var.principal
+    if (!p.user.platform_admin) {
+      await deps.audit.record(auditContext(c), {
+        action: 'access.denied',
+        outcome: 'denied',
+        entity: { type: 'organization', id: '-' },
+        change: { reason: 'platform administrator required' },
+      })
+      throw forbidden('only platform administrators create organizations')
+    }
+    const body = c.req.valid('json')
+    const org = await deps.store.createOrg(auditContext(c), { name: body.name, slug: body.slug, ownerId: p.user.id })
+    return c.json(toOrganization(org), 201)
+  },
+)
+
+organizations.openapi(
+  createRoute({
+    operationId: 'listOrganizationMembers',
+    method: 'get',
+    path: '/organizations/{id}/members',
+    tags: ['organizations'],
+    summary: 'Members of an organization and their organization roles',
+    request: { params: IdParam },
+    responses: { 200: json(z.array(OrgMember)), ...commonErrors },
+  }),
+  async (c) => {
+    const { id } = c.req.valid('param')
+    if (!c.var.principal.orgRoles.has(id)) throw notFound('organization')
+    const members = await c.var.deps.store.listOrgMembers(id)
+    return c.json(
+      members.map((m) => ({ user_id: m.user_id, email: m.user?.email, name: m.user?.name, kind: m.user?.kind ?? 'user', role: m.role })),
+      200,
+    )
+  },
+)
+
+organizations.openapi(
+  createRoute({
+    operationId: 'addOrganizationMember',
+    method: 'post',
+    path: '/organizations/{id}/members',
+    tags: ['organizations'],
+    summary: 'Grant an organization role to a user, by e-mail (org admins)',
+    request: { params: IdParam, body: { content: { 'application/json': { schema: AddOrgMember } }, required: true } },
+    responses: { 200: json(OrgMember), ...commonErrors },
+  }),
+  async (c) => {
+    const { deps } = c.var
+    const { id } = c.req.valid('param')
+    const body = c.req.valid('json')
+    if (!c.var.principal.orgRoles.has(id)) throw notFound('organization')
+    await requireOrg(c, id, 'org.manage')
+    if (body.role === 'org_owner') await requireOrg(c, id, 'org.delete')
+    const user = await deps.store.ensureUser(body.email)
+    const m = await deps.store.setOrgRole(auditContext(c), id, user, body.role)
+    return c.json({ user_id: user.id, email: user.email, name: user.name, kind: user.kind, role: m.role }, 200)
+  },
+)
+
+organizations.openapi(
+  createRoute({
+    operationId: 'removeOrganizationMember',
+    method: 'delete',
+    path: '/organizations/{id}/members/{user_id}',
+    tags: ['organizations'],
+    summary: 'Remove a user from an organization (org admins)',
+    request: { params: IdParam.extend({ user_id: pathId('user_id') }) },
+    responses: { 204: { description: 'Removed' }, ...commonErrors },
+  }),
+  async (c) => {
+    const { id, user_id } = c.req.valid('param')
+    if (!c.var.principal.orgRoles.has(id)) throw notFound('organization')
+    await requireOrg(c, id, 'org.manage')
+    await c.var.deps.store.removeOrgMember(auditContext(c), id, user_id)
+    return c.body(null, 204)
+  },
+)
+
+organizations.openapi(
+  createRoute({
+    operationId: 'createServiceUser',
+    method: 'post',
+    path: '/organizations/{org_id}/service-users',
+    tags: ['service users'],
+    summary: 'Create a service user in an organization (org admins); grant it project roles with POST /projects/{id}/members',
+    request: { params: OrgParam, body: { content: { 'application/json': { schema: CreateServiceUser } }, required: true } },
+    responses: { 201: json(ServiceUser, 'Created'), ...commonErrors, ...conflictError },
+  }),
+  async (c) => {
+    const { org_id } = c.req.valid('param')
+    await orgFor(c, org_id, 'service_user.manage')
+    const body = c.req.valid('json')
+    const user = await c.var.deps.serviceUsers.create(auditContext(c), { orgId: org_id, name: body.name, description: body.description })
+    return c.json(toServiceUser(user), 201)
+  },
+)
+
+organizations.openapi(
+  createRoute({
+    operationId: 'listServiceUsers',
+    method: 'get',
+    path: '/organizations/{org_id}/service-users',
+    tags: ['service users'],
+    summary: 'The service users of an organization, oldest first',
+    request: { params: OrgParam, query: PageQuery },
+    responses: { 200: { ...json(z.array(ServiceUser)), headers: pageHeaders }, ...commonErrors },
+  }),
+  async (c) => {
+    const { org_id } = c.req.valid('param')
+    await orgFor(c, org_id, 'org.read')
+    const page = await paginate(
+      c.var.deps.serviceUsers.ofOrg(org_id),
+      { orderBy: [['created', 'asc']], filters: { org_id }, query: c.req.valid('query') },
+      (d) => toServiceUser(d.data() as ServiceUserRecord),
+    )
+    return pageResponse(c, page)
+  },
+)

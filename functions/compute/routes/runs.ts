@@ -3,14 +3,20 @@ import type { Context } from 'hono'
 import { canonicalJson } from '../../../lib/canonical.js'
 import { iso } from '../../../lib/db.js'
 import { badRequest, notFound } from '../../../lib/errors.js'
-import { auditContext, commonErrors, conflictError, json, ProjectHeader, requires, resourceApp, type AppEnv } from '../../../lib/http.js'
+import { auditContext, requires, resourceApp } from '../../../lib/http.js'
 import { sha256, UUID_RE } from '../../../lib/ids.js'
+import { commonErrors, conflictError, IdParam, json, ProjectHeader } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, pageSizeOf } from '../../../lib/pagination.js'
-import { validateParams } from '../../../lib/pipelines.js'
-import { outputLocation, TERMINAL, type RunRecord } from '../../../lib/runs.js'
 import { gsUri, parseGsUri } from '../../../lib/storage.js'
-import type { ComputeDeps } from '../app.js'
-import { IdParam, OrderParam, Run, RunListQuery, RunOutput, SubmitRun } from '../schemas.js'
+import { validateParams } from '../../../domain/pipelines/params.js'
+import { dispatchRun, releaseJob } from '../../../domain/runs/lifecycle.js'
+import { TERMINAL } from '../../../domain/runs/status.js'
+import { outputLocation, type RunRecord } from '../../../domain/runs/store.js'
+import type { ComputeDeps, ComputeEnv } from '../deps.js'
+import { OrderParam, Run, RunListQuery, RunOutput, SubmitRun } from '../schemas.js'
+
+/** /runs: submit, list, read, list outputs, cancel. */
+export const runs = resourceApp<ComputeDeps>()
 
 export function toRun(r: RunRecord): z.infer<typeof Run> {
   const started = r.started?.toMillis()
@@ -47,190 +53,170 @@ const IdempotencyHeader = ProjectHeader.extend({
     .openapi({ description: 'A retried submission with the same key and body returns the first run instead of making another (kept 24 hours)' }),
 })
 
-export function runRoutes(deps: ComputeDeps) {
-  const app = resourceApp()
-  const read = requires(deps, 'run.read')
-
-  /** Publishes run.requested and records it; a failure leaves the run queued and unpublished, for the reconciler. */
-  async function dispatch(run: RunRecord) {
-    try {
-      await deps.queue.publish('run.requested', { run_id: run.id, project_id: run.project_id }, { run_id: run.id })
-    } catch (error) {
-      deps.log.warn('run.requested publish failed; the reconciler will publish it again', { run_id: run.id, error })
-      await deps.runs
-        .markDispatchProblem(run.id, 'waiting to be dispatched: the run queue could not be reached; retrying')
-        .catch((e: unknown) => deps.log.error('could not record the dispatch problem', { run_id: run.id, error: e }))
-      return run
-    }
-    try {
-      await deps.runs.markPublished(run.id)
-    } catch (error) {
-      // The message is out; at worst the reconciler publishes it again and the orchestrator ignores the duplicate.
-      deps.log.warn('could not mark the run published', { run_id: run.id, error })
-    }
-    return run
-  }
-
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/runs',
-      tags: ['runs'],
-      summary: 'Submit a run (queued at once; the orchestrator starts it)',
-      middleware: [requires(deps, 'run.submit')] as const,
-      request: { headers: IdempotencyHeader, body: { content: { 'application/json': { schema: SubmitRun } }, required: true } },
-      responses: {
-        201: {
-          ...json(Run, 'Queued'),
-          headers: { 'Idempotent-Replayed': { description: 'true when this answers a retried request', schema: { type: 'string' } } },
-        },
-        ...commonErrors,
-        ...conflictError,
-      },
-    }),
-    async (c) => {
-      const project = c.get('project')
-      const body = c.req.valid('json')
-      const key = c.req.valid('header')['idempotency-key']
-      const pipeline = await deps.pipelines.get(project.id, body.pipeline_id)
-      if (!pipeline) throw notFound('pipeline')
-      if (!project.credentials) {
-        throw badRequest(
-          `project '${project.slug}' has no cloud credentials configured; a project admin must set its service account (admin service: project credentials) before runs can be submitted`,
-        )
-      }
-      const problems = validateParams(pipeline, body.params)
-      if (problems.length) throw badRequest(problems.join('; '))
-      const { run, replayed } = await deps.runs.submit(auditContext(c), {
-        project: {
-          id: project.id,
-          org_id: project.org_id,
-          bucket_name: project.bucket_name,
-          service_account_email: project.credentials.service_account_email,
-        },
-        pipeline,
-        params: body.params,
-        tags: body.tags,
-        profile: body.profile,
-        order_id: body.order_id,
-        created_by: c.get('principal').user.id,
-        idempotency: key ? { key, requestHash: sha256(canonicalJson(body)) } : undefined,
-      })
-      if (!replayed || !run.dispatch.published) await dispatch(run)
-      if (replayed) c.header('Idempotent-Replayed', 'true')
-      return c.json(toRun(run), 201)
-    },
-  )
-
-  const listRuns = async (c: Context<AppEnv>, filters: z.infer<typeof RunListQuery>, page: z.infer<typeof PageQuery>) => {
-    const result = await deps.runs.list(c.get('project').id, filters, page)
-    return pageResponse(c, { items: result.items.map(toRun), nextPageToken: result.nextPageToken })
-  }
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/runs',
-      tags: ['runs'],
-      summary: "The project's runs, newest first; filters order_id and status",
-      middleware: [read] as const,
-      request: { headers: ProjectHeader, query: PageQuery.extend(RunListQuery.shape) },
-      responses: { 200: { ...json(z.array(Run)), headers: pageHeaders }, ...commonErrors },
-    }),
-    async (c) => {
-      const { order_id, status, ...page } = c.req.valid('query')
-      return listRuns(c, { order_id, status }, page)
-    },
-  )
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/runs/by-order/{order_id}',
-      tags: ['runs'],
-      summary: 'Runs linked to an order, newest first',
-      middleware: [read] as const,
-      request: { headers: ProjectHeader, params: OrderParam, query: PageQuery.extend({ status: RunListQuery.shape.status }) },
-      responses: { 200: { ...json(z.array(Run)), headers: pageHeaders }, ...commonErrors },
-    }),
-    async (c) => {
-      const { status, ...page } = c.req.valid('query')
-      return listRuns(c, { order_id: c.req.valid('param').order_id, status }, page)
-    },
-  )
-
-  const loadRun = async (c: Context<AppEnv>, id: string) => {
-    const run = UUID_RE.test(id) ? await deps.runs.get(c.get('project').id, id) : undefined
-    if (!run) throw notFound('run')
-    return run
-  }
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/runs/{id}',
-      tags: ['runs'],
-      summary: 'Run details; duration in seconds once started and finished are known',
-      middleware: [read] as const,
-      request: { headers: ProjectHeader, params: IdParam },
-      responses: { 200: json(Run), ...commonErrors },
-    }),
-    async (c) => c.json(toRun(await loadRun(c, c.req.valid('param').id)), 200),
-  )
-
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/runs/{id}/outputs',
-      tags: ['runs'],
-      summary: "Files under the run's output location (gs://<bucket>/runs/<id>/); empty until the run has ended",
-      middleware: [read, requires(deps, 'file.read')] as const,
-      request: { headers: ProjectHeader, params: IdParam, query: PageQuery },
-      responses: { 200: { ...json(z.array(RunOutput)), headers: pageHeaders }, ...commonErrors },
-    }),
-    async (c) => {
-      const run = await loadRun(c, c.req.valid('param').id)
-      if (!TERMINAL.has(run.status)) return c.json([], 200)
-      const query = c.req.valid('query')
-      const { bucket, path: prefix } = parseGsUri(run.output ?? outputLocation(run.bucket_name, run.id))
-      const listed = await deps.storage.list(bucket, prefix, { pageSize: pageSizeOf(query), pageToken: query.page_token })
-      const items = listed.items.map((o) => ({
-        name: o.path.slice(prefix.length),
-        path: o.path,
-        uri: gsUri(bucket, o.path),
-        size: o.size,
-        updated: o.updated,
-        content_type: o.content_type,
-      }))
-      return pageResponse(c, { items, nextPageToken: listed.nextPageToken })
-    },
-  )
-
-  app.openapi(
-    createRoute({
-      method: 'delete',
-      path: '/runs/{id}',
-      tags: ['runs'],
-      summary: 'Cancel a queued or running run (its Batch job is deleted); a finished run is a 409',
-      middleware: [requires(deps, 'run.cancel')] as const,
-      request: { headers: ProjectHeader, params: IdParam },
-      responses: { 200: json(Run, 'Cancelled'), ...commonErrors, ...conflictError },
-    }),
-    async (c) => {
-      const { id } = c.req.valid('param')
-      if (!UUID_RE.test(id)) throw notFound('run')
-      const { run } = await deps.runs.cancel(auditContext(c), c.get('project').id, id, c.get('principal').user.id)
-      if (run.job && run.job_cleanup_pending) {
-        try {
-          await deps.batch.deleteJob(run.job.name)
-          await deps.runs.markJobDeleted(run.id)
-        } catch (error) {
-          // The run is cancelled either way; the reconciler retries the deletion (listCancelledWithLiveJob).
-          deps.log.warn('Batch job deletion failed; left for the reconciler', { run_id: run.id, job: run.job.name, error })
-        }
-      }
-      return c.json(toRun(run), 200)
-    },
-  )
-  return app
+async function loadRun(c: Context<ComputeEnv>, id: string): Promise<RunRecord> {
+  const run = UUID_RE.test(id) ? await c.var.deps.runs.get(c.var.project.id, id) : undefined
+  if (!run) throw notFound('run')
+  return run
 }
+
+async function listRuns(c: Context<ComputeEnv>, filters: z.infer<typeof RunListQuery>, page: z.infer<typeof PageQuery>) {
+  const result = await c.var.deps.runs.list(c.var.project.id, filters, page)
+  return pageResponse(c, { items: result.items.map(toRun), nextPageToken: result.nextPageToken })
+}
+
+const read = requires('run.read')
+
+runs.openapi(
+  createRoute({
+    operationId: 'createRun',
+    method: 'post',
+    path: '/runs',
+    tags: ['runs'],
+    summary: 'Submit a run (queued at once; the orchestrator starts it)',
+    middleware: [requires('run.submit')] as const,
+    request: { headers: IdempotencyHeader, body: { content: { 'application/json': { schema: SubmitRun } }, required: true } },
+    responses: {
+      201: {
+        ...json(Run, 'Queued'),
+        headers: { 'Idempotent-Replayed': { description: 'true when this answers a retried request', schema: { type: 'string' } } },
+      },
+      ...commonErrors,
+      ...conflictError,
+    },
+  }),
+  async (c) => {
+    const { deps, project } = c.var
+    const body = c.req.valid('json')
+    const key = c.req.valid('header')['idempotency-key']
+    const pipeline = await deps.pipelines.get(project.id, body.pipeline_id)
+    if (!pipeline) throw notFound('pipeline')
+    if (!project.credentials) {
+      throw badRequest(
+        `project '${project.slug}' has no cloud credentials configured; a project admin must set its service account (admin service: project credentials) before runs can be submitted`,
+      )
+    }
+    const problems = validateParams(pipeline, body.params)
+    if (problems.length) throw badRequest(problems.join('; '))
+    const { run, replayed } = await deps.runs.submit(auditContext(c), {
+      project: {
+        id: project.id,
+        org_id: project.org_id,
+        bucket_name: project.bucket_name,
+        service_account_email: project.credentials.service_account_email,
+      },
+      pipeline,
+      params: body.params,
+      tags: body.tags,
+      profile: body.profile,
+      order_id: body.order_id,
+      created_by: c.var.principal.user.id,
+      idempotency: key ? { key, requestHash: sha256(canonicalJson(body)) } : undefined,
+    })
+    if (!replayed || !run.dispatch.published) await dispatchRun(deps, run)
+    if (replayed) c.header('Idempotent-Replayed', 'true')
+    return c.json(toRun(run), 201)
+  },
+)
+
+runs.openapi(
+  createRoute({
+    operationId: 'listRuns',
+    method: 'get',
+    path: '/runs',
+    tags: ['runs'],
+    summary: "The project's runs, newest first; filters order_id and status",
+    middleware: [read] as const,
+    request: { headers: ProjectHeader, query: PageQuery.extend(RunListQuery.shape) },
+    responses: { 200: { ...json(z.array(Run)), headers: pageHeaders }, ...commonErrors },
+  }),
+  async (c) => {
+    const { order_id, status, ...page } = c.req.valid('query')
+    return listRuns(c, { order_id, status }, page)
+  },
+)
+
+runs.openapi(
+  createRoute({
+    operationId: 'listRunsByOrder',
+    method: 'get',
+    path: '/runs/by-order/{order_id}',
+    tags: ['runs'],
+    summary: 'Runs linked to an order, newest first',
+    middleware: [read] as const,
+    request: { headers: ProjectHeader, params: OrderParam, query: PageQuery.extend({ status: RunListQuery.shape.status }) },
+    responses: { 200: { ...json(z.array(Run)), headers: pageHeaders }, ...commonErrors },
+  }),
+  async (c) => {
+    const { status, ...page } = c.req.valid('query')
+    return listRuns(c, { order_id: c.req.valid('param').order_id, status }, page)
+  },
+)
+
+runs.openapi(
+  createRoute({
+    operationId: 'getRun',
+    method: 'get',
+    path: '/runs/{id}',
+    tags: ['runs'],
+    summary: 'Run details; duration in seconds once started and finished are known',
+    middleware: [read] as const,
+    request: { headers: ProjectHeader, params: IdParam },
+    responses: { 200: json(Run), ...commonErrors },
+  }),
+  async (c) => c.json(toRun(await loadRun(c, c.req.valid('param').id)), 200),
+)
+
+runs.openapi(
+  createRoute({
+    operationId: 'listRunOutputs',
+    method: 'get',
+    path: '/runs/{id}/outputs',
+    tags: ['runs'],
+    summary: "Files under the run's output location (gs://<bucket>/runs/<id>/); empty until the run has ended",
+    middleware: [read, requires('file.read')] as const,
+    request: { headers: ProjectHeader, params: IdParam, query: PageQuery },
+    responses: { 200: { ...json(z.array(RunOutput)), headers: pageHeaders }, ...commonErrors },
+  }),
+  async (c) => {
+    const run = await loadRun(c, c.req.valid('param').id)
+    if (!TERMINAL.has(run.status)) return c.json([], 200)
+    const query = c.req.valid('query')
+    const { bucket, path: prefix } = parseGsUri(run.output ?? outputLocation(run.bucket_name, run.id))
+    const listed = await c.var.deps.storage.list(bucket, prefix, { pageSize: pageSizeOf(query), pageToken: query.page_token })
+    const items = listed.items.map((o) => ({
+      name: o.path.slice(prefix.length),
+      path: o.path,
+      uri: gsUri(bucket, o.path),
+      size: o.size,
+      updated: o.updated,
+      content_type: o.content_type,
+    }))
+    return pageResponse(c, { items, nextPageToken: listed.nextPageToken })
+  },
+)
+
+runs.openapi(
+  createRoute({
+    operationId: 'cancelRun',
+    method: 'delete',
+    path: '/runs/{id}',
+    tags: ['runs'],
+    summary: 'Cancel a queued or running run (its Batch job is deleted); a finished run is a 409',
+    middleware: [requires('run.cancel')] as const,
+    request: { headers: ProjectHeader, params: IdParam },
+    responses: { 200: json(Run, 'Cancelled'), ...commonErrors, ...conflictError },
+  }),
+  async (c) => {
+    const { deps } = c.var
+    const { id } = c.req.valid('param')
+    if (!UUID_RE.test(id)) throw notFound('run')
+    const { run } = await deps.runs.cancel(auditContext(c), c.var.project.id, id, c.var.principal.user.id)
+    if (run.job && run.job_cleanup_pending) {
+      // The run is cancelled either way; the reconciler retries a failed deletion (listCancelledWithLiveJob).
+      await releaseJob(deps, run).catch((error: unknown) =>
+        deps.log.warn('Batch job deletion failed; left for the reconciler', { run_id: run.id, job: run.job?.name, error }),
+      )
+    }
+    return c.json(toRun(run), 200)
+  },
+)

@@ -1,0 +1,88 @@
+import type { BatchBackend, BatchJobView } from '../../lib/batch/port.js'
+import type { Logger } from '../../lib/log.js'
+import type { Queue } from '../../lib/queue.js'
+import { RUN_REQUESTED } from './messages.js'
+import { TERMINAL, type RunStatus } from './status.js'
+import { outputLocation, type RunRecord, type RunStore } from './store.js'
+
+/**
+ * The steps of a run's life that both the compute service and the orchestrator take, written
+ * once: dispatching a recorded run (publish run.requested, mark it published), settling it from
+ * what its Batch job says, and releasing its job (delete it, mark it deleted).
+ */
+
+export interface DispatchDeps {
+  runs: RunStore
+  queue: Queue
+  log: Logger
+}
+
+/** Why a run waits when its message could not be published. */
+export const QUEUE_UNREACHABLE = 'waiting to be dispatched: the run queue could not be reached; retrying'
+
+/**
+ * Publishes run.requested for a recorded run and marks it published. A run that already has a
+ * job was dispatched, whatever its record says about the message, so only the mark is written.
+ * When publishing fails the run stays queued with a reason, and the reconciler publishes it again.
+ */
+export async function dispatchRun(deps: DispatchDeps, run: RunRecord): Promise<{ ok: true } | { ok: false; error: unknown }> {
+  try {
+    if (!run.job) await deps.queue.publish(RUN_REQUESTED, { run_id: run.id, project_id: run.project_id }, { run_id: run.id })
+  } catch (error) {
+    deps.log.warn('run.requested publish failed; the reconciler will publish it again', { run_id: run.id, error })
+    await deps.runs
+      .markDispatchProblem(run.id, QUEUE_UNREACHABLE)
+      .catch((e: unknown) => deps.log.error('could not record the dispatch problem', { run_id: run.id, error: e }))
+    return { ok: false, error }
+  }
+  try {
+    await deps.runs.markPublished(run.id)
+  } catch (error) {
+    // The message is out; at worst the reconciler publishes it again and the orchestrator ignores the duplicate.
+    deps.log.warn('could not mark the run published', { run_id: run.id, error })
+  }
+  return { ok: true }
+}
+
+/** Deletes the Batch job of a cancelled run and records that it is gone (a run without a job is only marked). */
+export async function releaseJob(deps: { runs: RunStore; batch: Pick<BatchBackend, 'deleteJob'> }, run: RunRecord): Promise<void> {
+  if (run.job) await deps.batch.deleteJob(run.job.name)
+  await deps.runs.markJobDeleted(run.id)
+}
+
+const ERROR_MESSAGE_MAX = 2000
+
+/** The user-facing error of a failed job: the failure event, which names the exit code (and, locally, the end of stderr). */
+export function errorMessageOf(job: BatchJobView | undefined): string {
+  const events = job?.events ?? []
+  const failure =
+    [...events].reverse().find((e) => e.newState === 'FAILED' && /exit code|error|failed/i.test(e.description)) ??
+    [...events].reverse().find((e) => e.newState === 'FAILED') ??
+    events.at(-1)
+  const text = failure?.description ? `the Batch job failed: ${failure.description}` : 'the Batch job failed without an error message'
+  return text.length > ERROR_MESSAGE_MAX ? `${text.slice(0, ERROR_MESSAGE_MAX - 1)}…` : text
+}
+
+/**
+ * Moves a run forward to where its job is; status only ever moves forward, so replays and
+ * reorders are harmless. Events are unordered: a job's end can arrive before its start, and the
+ * job's own history says when it started, so the run keeps a start time and a duration.
+ */
+export async function settleFromJob(
+  deps: { runs: RunStore; batch: Pick<BatchBackend, 'getJob'> },
+  run: RunRecord,
+  status: RunStatus,
+  at: Date,
+  job: BatchJobView | undefined,
+  source: string,
+) {
+  const startedAt = job && [...job.events].reverse().find((e) => e.newState === 'RUNNING')?.at
+  if (TERMINAL.has(status) && !run.started && startedAt) await deps.runs.applyJobState(run.id, { status: 'running', at: startedAt, source })
+  return deps.runs.applyJobState(run.id, {
+    status,
+    at,
+    ...(status === 'succeeded' ? { output: outputLocation(run.bucket_name, run.id) } : {}),
+    ...(status === 'failed' ? { error_message: errorMessageOf(job ?? (run.job ? await deps.batch.getJob(run.job.name) : undefined)) } : {}),
+    source,
+  })
+}

@@ -1,0 +1,398 @@
+import { FieldValue, Timestamp, type DocumentSnapshot } from '@google-cloud/firestore'
+import type { AuditContext, AuditWriter } from '../../lib/audit.js'
+import type { Clock } from '../../lib/clock.js'
+import type { Db } from '../../lib/db.js'
+import { conflict, notFound } from '../../lib/errors.js'
+import { newId, sha256 } from '../../lib/ids.js'
+import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
+import { advance, TERMINAL, type RunStatus } from './status.js'
+import { executionOf, type PipelineExecution, type PipelineType } from '../pipelines/model.js'
+
+/**
+ * The run records shared by the compute service (submit, list, cancel) and the orchestrator
+ * (dispatch, job state, reconciliation). Every status change goes through `advance()` inside a
+ * Firestore transaction together with its audit event.
+ */
+export interface RunJob {
+  name: string
+  uid?: string
+  created_at: Timestamp
+}
+
+/** A run (Firestore doc runs/{id}). */
+export interface RunRecord {
+  id: string
+  project_id: string
+  org_id: string
+  /** '<slug>-<UTC timestamp like 20261122T061530Z>' */
+  name: string
+  status: RunStatus
+  pipeline_id: string
+  pipeline_slug: string
+  pipeline_version: string
+  pipeline_type: PipelineType
+  /** The pipeline's execution spec at submission: a later forced overwrite never changes a submitted run. */
+  execution: PipelineExecution
+  order_id?: string
+  params: Record<string, unknown>
+  tags: string[]
+  profile?: string
+  created: Timestamp
+  started?: Timestamp
+  finished?: Timestamp
+  /** gs://<bucket>/runs/<id>/, set on success. */
+  output?: string
+  error_message?: string
+  /** Why a run is still queued (quota, permissions, connectivity), for the user. */
+  status_reason?: string
+  created_by: string
+  idempotency_key?: string
+  bucket_name: string
+  service_account_email: string
+  job?: RunJob
+  dispatch: { published_at?: Timestamp; attempts: number; last_error?: string; published: boolean }
+  cancel?: { requested_at?: Timestamp; job_deleted_at?: Timestamp; requested_by?: string }
+  updated: Timestamp
+  /** Query helpers: Firestore cannot select on a missing field, so these mirror job / cancel state. */
+  has_job: boolean
+  job_cleanup_pending: boolean
+}
+
+/** Where a run's outputs live. */
+export const outputLocation = (bucket: string, runId: string) => `gs://${bucket}/runs/${runId}/`
+
+/** 2026-11-22T06:15:30.123Z → 20261122T061530Z */
+export const runTimestamp = (d: Date) =>
+  d
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/[-:]/g, '')
+
+export interface SubmitInput {
+  project: { id: string; org_id: string; bucket_name: string; service_account_email: string }
+  pipeline: { id: string; slug: string; version: string } & PipelineExecution
+  params: Record<string, unknown>
+  tags: string[]
+  profile?: string
+  order_id?: string
+  created_by: string
+  /** The client's Idempotency-Key and a hash of the request it came with. */
+  idempotency?: { key: string; requestHash: string }
+}
+
+export interface RunFilters {
+  order_id?: string
+  status?: RunStatus
+}
+
+/** Idempotency keys are remembered this long (as Stripe does), then a key may be reused. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600_000
+
+interface IdempotencyRecord {
+  project_id: string
+  user_id: string
+  request_hash: string
+  run_id: string
+  created: Timestamp
+  expires: Timestamp
+}
+
+export class RunStore {
+  constructor(
+    private readonly db: Db,
+    private readonly audit: AuditWriter,
+    private readonly clock: Clock,
+  ) {}
+
+  private now() {
+    return Timestamp.fromDate(this.clock.now())
+  }
+  private ref(id: string) {
+    return this.db.col('runs').doc(id)
+  }
+  private static data(snap: DocumentSnapshot): RunRecord | undefined {
+    return snap.exists ? (snap.data() as RunRecord) : undefined
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The compute API
+
+  /**
+   * Records a queued run and its run.submitted event in one transaction. With an idempotency key,
+   * a repeat of the same request returns the run made the first time (`replayed`), and the same
+   * key with another request is a 409; concurrent repeats make one run, as the key document is
+   * created in the same transaction as the run.
+   */
+  async submit(ctx: AuditContext, input: SubmitInput): Promise<{ run: RunRecord; replayed: boolean }> {
+    const keyRef = input.idempotency
+      ? this.db.col('idempotency_keys').doc(sha256(`runs\n${input.project.id}\n${input.created_by}\n${input.idempotency.key}`))
+      : undefined
+    return this.db.firestore.runTransaction(async (tx) => {
+      const now = this.now()
+      if (keyRef && input.idempotency) {
+        const existing = await tx.get(keyRef)
+        const key = existing.data() as IdempotencyRecord | undefined
+        if (key && key.expires.toMillis() > now.toMillis()) {
+          if (key.request_hash !== input.idempotency.requestHash) {
+            throw conflict('this Idempotency-Key was already used with a different request; send a new key for a new run')
+          }
+          const run = RunStore.data(await tx.get(this.ref(key.run_id)))
+          if (run) return { run, replayed: true }
+        }
+      }
+      const id = newId()
+      const chain = await this.audit.prepare(tx, { project_id: input.project.id, entity: { type: 'run', id } })
+      const run: RunRecord = {
+        id,
+        project_id: input.project.id,
+        org_id: input.project.org_id,
+        name: `${input.pipeline.slug}-${runTimestamp(now.toDate())}`,
+        status: 'queued',
+        pipeline_id: input.pipeline.id,
+        pipeline_slug: input.pipeline.slug,
+        pipeline_version: input.pipeline.version,
+        pipeline_type: input.pipeline.type,
+        execution: executionOf(input.pipeline),
+        order_id: input.order_id,
+        params: input.params,
+        tags: input.tags,
+        profile: input.profile ?? input.pipeline.default_profile,
+        created: now,
+        created_by: input.created_by,
+        idempotency_key: input.idempotency?.key,
+        bucket_name: input.project.bucket_name,
+        service_account_email: input.project.service_account_email,
+        dispatch: { attempts: 0, published: false },
+        updated: now,
+        has_job: false,
+        job_cleanup_pending: false,
+      }
+      tx.create(this.ref(id), run)
+      if (keyRef && input.idempotency) {
+        const record: IdempotencyRecord = {
+          project_id: input.project.id,
+          user_id: input.created_by,
+          request_hash: input.idempotency.requestHash,
+          run_id: id,
+          created: now,
+          expires: Timestamp.fromMillis(now.toMillis() + IDEMPOTENCY_TTL_MS),
+        }
+        tx.set(keyRef, record)
+      }
+      chain.write(ctx, {
+        action: 'run.submitted',
+        org_id: run.org_id,
+        project_id: run.project_id,
+        entity: { type: 'run', id, parent: run.pipeline_id },
+        change: { to: 'queued' },
+      })
+      return { run, replayed: false }
+    })
+  }
+
+  /** A run of this project; another project's run is absent, as if it did not exist. */
+  async get(projectId: string, runId: string): Promise<RunRecord | undefined> {
+    const run = await this.getById(runId)
+    return run?.project_id === projectId ? run : undefined
+  }
+
+  /** The project's runs, newest first. */
+  async list(projectId: string, filters: RunFilters, query: PageQuery): Promise<Page<RunRecord>> {
+    let q = this.db.col('runs').where('project_id', '==', projectId)
+    if (filters.order_id !== undefined) q = q.where('order_id', '==', filters.order_id)
+    if (filters.status !== undefined) q = q.where('status', '==', filters.status)
+    return paginate(q, { orderBy: [['created', 'desc']], filters: { ...filters }, query }, (d) => d.data() as RunRecord)
+  }
+
+  /**
+   * Moves a queued or running run to cancelled with its run.cancelled event. A cancelled run is
+   * returned as it is (a repeated cancel is harmless); a succeeded or failed one is a 409.
+   * The caller deletes the Batch job after this commits, when `run.job` is set.
+   */
+  async cancel(ctx: AuditContext, projectId: string, runId: string, by: string): Promise<{ run: RunRecord; changed: boolean }> {
+    return this.db.firestore.runTransaction(async (tx) => {
+      const run = RunStore.data(await tx.get(this.ref(runId)))
+      if (!run || run.project_id !== projectId) throw notFound('run')
+      const next = advance(run.status, 'cancelled')
+      if (!next) {
+        if (run.status === 'cancelled') return { run, changed: false }
+        throw conflict(`run ${run.name} has already ${run.status}; only a queued or running run can be cancelled`)
+      }
+      const chain = await this.audit.prepare(tx, { project_id: run.project_id, entity: { type: 'run', id: run.id } })
+      const now = this.now()
+      const patch = {
+        status: next,
+        finished: now,
+        cancel: { requested_at: now, requested_by: by },
+        job_cleanup_pending: run.has_job,
+        updated: now,
+      }
+      tx.update(this.ref(runId), { ...patch, status_reason: FieldValue.delete() })
+      chain.write(ctx, {
+        action: 'run.cancelled',
+        org_id: run.org_id,
+        project_id: run.project_id,
+        entity: { type: 'run', id: run.id, parent: run.pipeline_id },
+        change: { from: run.status, to: next },
+      })
+      const { status_reason: _, ...rest } = run
+      return { run: { ...rest, ...patch }, changed: true }
+    })
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The orchestrator
+
+  async getById(runId: string): Promise<RunRecord | undefined> {
+    return RunStore.data(await this.ref(runId).get())
+  }
+
+  /** Records the Batch job of a run, once (a second call is a no-op). A job made for a run cancelled meanwhile is marked for deletion. */
+  async recordJob(runId: string, job: { name: string; uid?: string }): Promise<RunRecord | undefined> {
+    return this.db.firestore.runTransaction(async (tx) => {
+      const run = RunStore.data(await tx.get(this.ref(runId)))
+      if (!run || run.job) return run
+      const chain = await this.audit.prepare(tx, { project_id: run.project_id, entity: { type: 'run', id: run.id } })
+      const now = this.now()
+      const patch = {
+        job: { name: job.name, ...(job.uid ? { uid: job.uid } : {}), created_at: now },
+        has_job: true,
+        job_cleanup_pending: run.status === 'cancelled',
+        updated: now,
+      }
+      tx.update(this.ref(runId), { ...patch, status_reason: FieldValue.delete() })
+      chain.write(SYSTEM_ORCHESTRATOR, {
+        action: 'run.job_created',
+        org_id: run.org_id,
+        project_id: run.project_id,
+        entity: { type: 'run', id: run.id, parent: run.pipeline_id },
+        change: { reason: job.name },
+      })
+      const { status_reason: _, ...rest } = run
+      return { ...rest, ...patch }
+    })
+  }
+
+  /**
+   * Applies a job state reported by Batch (or the reconciler) through `advance()`: started on
+   * running; finished and output on success; finished and error_message on failure. A no-op when
+   * the run is gone or the event would not move it forward.
+   */
+  async applyJobState(
+    runId: string,
+    event: { status: RunStatus; at: Date; output?: string; error_message?: string; source: string },
+  ): Promise<{ changed: boolean; run?: RunRecord }> {
+    return this.db.firestore.runTransaction(async (tx) => {
+      const run = RunStore.data(await tx.get(this.ref(runId)))
+      if (!run) return { changed: false }
+      const next = advance(run.status, event.status)
+      if (!next) return { changed: false, run }
+      const chain = await this.audit.prepare(tx, { project_id: run.project_id, entity: { type: 'run', id: run.id } })
+      const at = Timestamp.fromDate(event.at)
+      const patch: Partial<RunRecord> = { status: next, updated: this.now() }
+      if (next === 'running') patch.started = at
+      if (TERMINAL.has(next)) patch.finished = at
+      if (next === 'succeeded') patch.output = event.output ?? outputLocation(run.bucket_name, run.id)
+      if (next === 'failed') patch.error_message = event.error_message ?? 'the job failed without an error message'
+      if (next === 'cancelled') patch.job_cleanup_pending = run.has_job && !run.cancel?.job_deleted_at
+      tx.update(this.ref(runId), { ...patch, status_reason: FieldValue.delete() })
+      const actor: AuditContext = { actor: { type: 'system', id: event.source } }
+      chain.write(actor, {
+        action: `run.${next}`,
+        org_id: run.org_id,
+        project_id: run.project_id,
+        entity: { type: 'run', id: run.id, parent: run.pipeline_id },
+        change: { from: run.status, to: next, reason: patch.error_message },
+      })
+      const { status_reason: _, ...rest } = run
+      return { changed: true, run: { ...rest, ...patch } }
+    })
+  }
+
+  /** The run.requested message of this run was published. */
+  async markPublished(runId: string): Promise<void> {
+    const now = this.now()
+    await this.ref(runId).update({
+      'dispatch.published': true,
+      'dispatch.published_at': now,
+      'dispatch.attempts': FieldValue.increment(1),
+      'dispatch.last_error': FieldValue.delete(),
+      updated: now,
+    })
+  }
+
+  /** Keeps a queued run queued, saying why it has not started (quota, permissions, connectivity). */
+  async markDispatchProblem(runId: string, reason: string): Promise<void> {
+    await this.db.firestore.runTransaction(async (tx) => {
+      const run = RunStore.data(await tx.get(this.ref(runId)))
+      if (!run || run.status !== 'queued') return
+      tx.update(this.ref(runId), {
+        status_reason: reason,
+        'dispatch.last_error': reason,
+        'dispatch.attempts': FieldValue.increment(1),
+        updated: this.now(),
+      })
+    })
+  }
+
+  /** Queued runs whose run.requested message was never published, created before `olderThan` (oldest first). */
+  async listUnpublished(olderThan: Date, limit: number): Promise<RunRecord[]> {
+    const q = await this.db
+      .col('runs')
+      .where('status', '==', 'queued')
+      .where('dispatch.published', '==', false)
+      .where('created', '<', Timestamp.fromDate(olderThan))
+      .orderBy('created', 'asc')
+      .limit(limit)
+      .get()
+    return q.docs.map((d) => d.data() as RunRecord)
+  }
+
+  /** Queued or running runs with a job whose record has not changed since `olderThan` (least recently updated first). */
+  async listInFlight(olderThan: Date, limit: number): Promise<RunRecord[]> {
+    const q = await this.db
+      .col('runs')
+      .where('status', 'in', ['queued', 'running'])
+      .where('has_job', '==', true)
+      .where('updated', '<', Timestamp.fromDate(olderThan))
+      .orderBy('updated', 'asc')
+      .limit(limit)
+      .get()
+    return q.docs.map((d) => d.data() as RunRecord)
+  }
+
+  /**
+   * Queued runs without a job whose record has not changed since `olderThan`: their message was
+   * published (or not) but never turned into a job, e.g. it was dead-lettered. Job creation is
+   * idempotent, so publishing again is always safe (least recently updated first).
+   */
+  async listStalledDispatch(olderThan: Date, limit: number): Promise<RunRecord[]> {
+    const q = await this.db
+      .col('runs')
+      .where('status', '==', 'queued')
+      .where('has_job', '==', false)
+      .where('updated', '<', Timestamp.fromDate(olderThan))
+      .orderBy('updated', 'asc')
+      .limit(limit)
+      .get()
+    return q.docs.map((d) => d.data() as RunRecord)
+  }
+
+  /** The reconciler asked Batch about this run and nothing changed: it goes to the back of the in-flight sweep. */
+  async markChecked(runId: string): Promise<void> {
+    await this.ref(runId).update({ updated: this.now() })
+  }
+
+  /** Cancelled runs whose Batch job has not been deleted yet. */
+  async listCancelledWithLiveJob(limit: number): Promise<RunRecord[]> {
+    const q = await this.db.col('runs').where('job_cleanup_pending', '==', true).limit(limit).get()
+    return q.docs.map((d) => d.data() as RunRecord)
+  }
+
+  async markJobDeleted(runId: string): Promise<void> {
+    const now = this.now()
+    await this.ref(runId).update({ 'cancel.job_deleted_at': now, job_cleanup_pending: false, updated: now })
+  }
+}
+
+const SYSTEM_ORCHESTRATOR: AuditContext = { actor: { type: 'system', id: 'orchestrator' } }

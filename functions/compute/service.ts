@@ -1,0 +1,24 @@
+import { defineService, serviceApp } from '../../lib/service.js'
+import { seedPipelines } from '../../domain/pipelines/catalogue.js'
+import { PipelineStore } from '../../domain/pipelines/store.js'
+import { computeDeps, type ComputeDeps } from './deps.js'
+import { pipelines } from './routes/pipelines.js'
+import { runs } from './routes/runs.js'
+
+/** The compute service: the pipeline catalogue and pipeline runs. */
+export const compute = defineService<ComputeDeps>({
+  name: 'compute',
+  title: 'Compute service',
+  description:
+    "The pipeline catalogue (platform-wide pipelines and the project's own, versioned per slug) and pipeline runs: submit, list, watch, outputs, cancel. Every request needs X-Project-ID.",
+  port: 8102,
+  projectScoped: true,
+  collections: ['pipelines', 'runs', 'idempotency_keys'],
+  deps: (kernel) => computeDeps(kernel),
+  routes: [pipelines, runs],
+  seed: async ({ kernel }) => {
+    await seedPipelines(new PipelineStore(kernel.db, kernel.audit, kernel.clock))
+  },
+})
+
+export const createComputeApp = (deps: ComputeDeps) => serviceApp(compute.definition, deps)

@@ -1,0 +1,177 @@
+import { Timestamp, type DocumentReference, type Transaction } from '@google-cloud/firestore'
+import type { Db } from '../db.js'
+import { newId, newSecret, sha256, TOKEN_PREFIX } from '../ids.js'
+
+/**
+ * Bearer secrets the platform issues itself: personal access tokens, service-user access tokens
+ * and browser sessions. Each is a random value with a recognizable prefix, shown once; Firestore
+ * keeps only its SHA-256, as the document id, so a lookup is one read.
+ */
+
+export interface PersonalTokenRecord {
+  id: string
+  user_id: string
+  name: string
+  /** The first characters, enough for a human to recognize which token it is. */
+  hint: string
+  created: Timestamp
+  expires_at: Timestamp
+  revoked_at?: Timestamp
+  last_used_at?: Timestamp
+}
+
+export interface ServiceTokenRecord {
+  user_id: string
+  key_id: string
+  created: Timestamp
+  expires_at: Timestamp
+}
+
+export interface SessionRecord {
+  id: string
+  user_id: string
+  created: Timestamp
+  expires_at: Timestamp
+  /** The roles computed at login, kept for display; authorization recomputes them on every request. */
+  effective_roles: Record<string, string[]>
+  id_token?: string
+}
+
+export type Lookup<T> = { ok: true; record: T } | { ok: false; reason: string }
+
+const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000
+
+export class TokenStore {
+  constructor(private readonly db: Db) {}
+
+  private mintPersonal(input: { id?: string; userId: string; name: string; expiresAt: Date; now: Date }) {
+    const value = newSecret(TOKEN_PREFIX.personal)
+    const record: PersonalTokenRecord = {
+      id: input.id ?? newId(),
+      user_id: input.userId,
+      name: input.name,
+      hint: value.slice(0, TOKEN_PREFIX.personal.length + 4),
+      created: Timestamp.fromDate(input.now),
+      expires_at: Timestamp.fromDate(input.expiresAt),
+    }
+    return { value, record, ref: this.db.col('personal_tokens').doc(sha256(value)) }
+  }
+
+  async createPersonal(input: { userId: string; name: string; expiresAt: Date; now: Date }) {
+    const { value, record, ref } = this.mintPersonal(input)
+    await ref.create(record)
+    return { value, record }
+  }
+
+  /** As createPersonal, written in the caller's transaction (after its reads) so the token commits with its audit event. */
+  createPersonalIn(tx: Transaction, input: { id?: string; userId: string; name: string; expiresAt: Date; now: Date }) {
+    const { value, record, ref } = this.mintPersonal(input)
+    tx.create(ref, record)
+    return { value, record }
+  }
+
+  /** Reads the user's token with this id in `tx` (a read: call it before the transaction's writes). */
+  async getPersonalIn(tx: Transaction, userId: string, id: string): Promise<{ ref: DocumentReference; record: PersonalTokenRecord } | undefined> {
+    const q = await tx.get(this.db.col('personal_tokens').where('id', '==', id).limit(1))
+    const doc = q.docs[0]
+    if (!doc || doc.get('user_id') !== userId) return undefined
+    return { ref: doc.ref, record: doc.data() as PersonalTokenRecord }
+  }
+
+  async verifyPersonal(value: string, now: Date): Promise<Lookup<PersonalTokenRecord>> {
+    const ref = this.db.col('personal_tokens').doc(sha256(value))
+    const snap = await ref.get()
+    if (!snap.exists) return { ok: false, reason: 'unknown token' }
+    const record = snap.data() as PersonalTokenRecord
+    if (record.revoked_at) return { ok: false, reason: 'token revoked' }
+    if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'token expired' }
+    if (!record.last_used_at || now.getTime() - record.last_used_at.toMillis() > LAST_USED_RESOLUTION_MS) {
+      // Best effort and coarse, so that a busy script does not write on every request.
+      ref.update({ last_used_at: Timestamp.fromDate(now) }).catch(() => undefined)
+    }
+    return { ok: true, record }
+  }
+
+  async listPersonal(userId: string): Promise<PersonalTokenRecord[]> {
+    const q = await this.db.col('personal_tokens').where('user_id', '==', userId).get()
+    return q.docs.map((d) => d.data() as PersonalTokenRecord).sort((a, b) => b.created.toMillis() - a.created.toMillis())
+  }
+
+  /** Revokes the user's token with this id; undefined when the user has no such token. */
+  async revokePersonal(userId: string, id: string, now: Date): Promise<PersonalTokenRecord | undefined> {
+    const q = await this.db.col('personal_tokens').where('id', '==', id).limit(1).get()
+    const doc = q.docs[0]
+    if (!doc || doc.get('user_id') !== userId) return undefined
+    const record = doc.data() as PersonalTokenRecord
+    if (record.revoked_at) return record
+    const revoked_at = Timestamp.fromDate(now)
+    await doc.ref.update({ revoked_at })
+    return { ...record, revoked_at }
+  }
+
+  private mintServiceToken(input: { userId: string; keyId: string; ttlSeconds: number; now: Date }) {
+    const value = newSecret(TOKEN_PREFIX.service)
+    const expires = new Date(input.now.getTime() + input.ttlSeconds * 1000)
+    const record: ServiceTokenRecord = {
+      user_id: input.userId,
+      key_id: input.keyId,
+      created: Timestamp.fromDate(input.now),
+      expires_at: Timestamp.fromDate(expires),
+    }
+    return { value, record, ref: this.db.col('service_tokens').doc(sha256(value)) }
+  }
+
+  async issueServiceToken(input: { userId: string; keyId: string; ttlSeconds: number; now: Date }) {
+    const { value, record, ref } = this.mintServiceToken(input)
+    await ref.create(record)
+    return { value, record }
+  }
+
+  /** As issueServiceToken, written in the caller's transaction (after its reads), with its audit event. */
+  issueServiceTokenIn(tx: Transaction, input: { userId: string; keyId: string; ttlSeconds: number; now: Date }) {
+    const { value, record, ref } = this.mintServiceToken(input)
+    tx.create(ref, record)
+    return { value, record }
+  }
+
+  /** A service token is valid while unexpired and while the key that obtained it is not revoked. */
+  async verifyServiceToken(value: string, now: Date): Promise<Lookup<ServiceTokenRecord>> {
+    const snap = await this.db.col('service_tokens').doc(sha256(value)).get()
+    if (!snap.exists) return { ok: false, reason: 'unknown token' }
+    const record = snap.data() as ServiceTokenRecord
+    if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'token expired' }
+    const key = await this.db.col('service_keys').doc(record.key_id).get()
+    if (!key.exists || key.get('revoked_at')) return { ok: false, reason: 'token revoked' }
+    return { ok: true, record }
+  }
+
+  async createSession(input: { userId: string; ttlSeconds: number; now: Date; effectiveRoles: Record<string, string[]>; idToken?: string }) {
+    const value = newSecret(TOKEN_PREFIX.session)
+    const record: SessionRecord = {
+      id: newId(),
+      user_id: input.userId,
+      created: Timestamp.fromDate(input.now),
+      expires_at: Timestamp.fromDate(new Date(input.now.getTime() + input.ttlSeconds * 1000)),
+      effective_roles: input.effectiveRoles,
+      id_token: input.idToken,
+    }
+    await this.db.col('sessions').doc(sha256(value)).create(record)
+    return { value, record }
+  }
+
+  async getSession(value: string, now: Date): Promise<Lookup<SessionRecord>> {
+    const snap = await this.db.col('sessions').doc(sha256(value)).get()
+    if (!snap.exists) return { ok: false, reason: 'session not found or ended' }
+    const record = snap.data() as SessionRecord
+    if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'session expired' }
+    return { ok: true, record }
+  }
+
+  async endSession(value: string): Promise<SessionRecord | undefined> {
+    const ref = this.db.col('sessions').doc(sha256(value))
+    const snap = await ref.get()
+    if (!snap.exists) return undefined
+    await ref.delete()
+    return snap.data() as SessionRecord
+  }
+}

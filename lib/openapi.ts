@@ -1,0 +1,41 @@
+import { z } from '@hono/zod-openapi'
+
+/**
+ * The pieces every service's OpenAPI document is built from: the error body and the responses
+ * that carry it, the X-Project-ID header, and the one schema for ids in paths.
+ */
+export const ErrorBody = z.object({ detail: z.string().openapi({ example: 'params.case_id: required' }) }).openapi('Error')
+
+const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } })
+
+/** The error responses every authenticated operation can give, for createRoute's `responses`. */
+export const commonErrors = {
+  400: errorResponse('Invalid parameters'),
+  401: errorResponse('Missing, invalid or expired credentials'),
+  403: errorResponse('Valid credentials, insufficient permissions'),
+  404: errorResponse('Not found'),
+} as const
+export const conflictError = { 409: errorResponse('Conflict') } as const
+
+export const ProjectHeader = z.object({
+  'x-project-id': z.string().openapi({ description: 'Project UUID, from GET /projects', example: '3f0e1c52-7d1a-4c36-9f0e-2b8d5a6c1e77' }),
+})
+
+export const json = <T extends z.ZodType>(schema: T, description = 'OK') => ({
+  description,
+  content: { 'application/json': { schema } },
+})
+
+/**
+ * An id in a path: what the platform makes (UUIDs) and what people name things by (slugs, run
+ * names, accessions). Never a path of its own: no '/', no '..' alone, no control characters or
+ * emoji, at most 128 characters; anything else is a 400 before any store is asked.
+ */
+export const PATH_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+export const pathId = (name: string, example = '5b0c7a52-9f3e-4f4e-8a51-0f6b6a9d2c11') =>
+  z
+    .string()
+    .regex(PATH_ID_RE, 'an id of letters, digits, ".", "_" and "-" (at most 128 characters)')
+    .openapi({ param: { name, in: 'path' }, example })
+
+export const IdParam = z.object({ id: pathId('id') })

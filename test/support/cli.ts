@@ -1,0 +1,206 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { createAdminApp } from '../../functions/admin/service.js'
+import { createComputeApp } from '../../functions/compute/service.js'
+import { SettingsStore } from '../../cli/settings.js'
+import { listen, startLoginStack } from './oidc.js'
+import { makeWorld } from './world.js'
+import { localCompute } from './compute.js'
+
+export const repoRoot = resolve(import.meta.dirname, '../..')
+const BIN = join(repoRoot, 'cli/bin.js')
+
+/**
+ * The admin and compute services of one test tenant, served on real local ports as the CLI meets
+ * them: the platform catalogue seeded, the local Batch executor and storage in a temp folder.
+ * With `login`, the admin service is the one of the login stack (local OIDC provider, a user
+ * with an e-mail and a password).
+ */
+export async function startPlatform(opts: { login?: boolean } = {}) {
+  const stack = opts.login ? await startLoginStack() : undefined
+  const world = stack?.world ?? (await makeWorld())
+  const adminServer = stack ? undefined : await listen()
+  adminServer?.serve(createAdminApp(world.deps))
+  const adminUrl = stack?.adminUrl ?? adminServer!.url
+
+  const local = await localCompute(world)
+  const deps = local.deps
+  const computeServer = await listen()
+  computeServer.serve(createComputeApp(deps))
+
+  return {
+    world,
+    login: stack,
+    compute: deps,
+    adminUrl,
+    computeUrl: computeServer.url,
+    async stop() {
+      await Promise.all([adminServer?.stop(), stack?.stop(), computeServer.stop()])
+      await local.close()
+      await removeConfigHomes()
+    },
+  }
+}
+
+export type Platform = Awaited<ReturnType<typeof startPlatform>>
+
+const homes: string[] = []
+
+/** Removes the config directories made by configHome. */
+export async function removeConfigHomes() {
+  await Promise.all(homes.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
+}
+
+/** A fresh config directory whose local profile points at the platform (as `platform config set` would write it). */
+export async function configHome(platform?: Pick<Platform, 'adminUrl' | 'computeUrl'>, project?: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'cli-home-'))
+  homes.push(dir)
+  const settings = new SettingsStore(dir)
+  if (platform) {
+    settings.set('local', 'admin_url', platform.adminUrl)
+    settings.set('local', 'compute_url', platform.computeUrl)
+  }
+  if (project) settings.set('local', 'project', project)
+  return dir
+}
+
+export interface CliResult {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+export interface CliOptions {
+  configDir: string
+  env?: Record<string, string | undefined>
+  /** Written to stdin, which is then closed; without it stdin is an empty pipe (not a terminal). */
+  input?: string
+  timeoutMs?: number
+}
+
+/** The environment of a user with only the given PLATFORM_* variables set. */
+function cliEnvironment(opts: CliOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PLATFORM_')) env[k] = v
+  env.PLATFORM_CONFIG_DIR = opts.configDir
+  for (const [k, v] of Object.entries(opts.env ?? {})) {
+    if (v === undefined) delete env[k]
+    else env[k] = v
+  }
+  return env
+}
+
+export interface RunningCli {
+  child: ChildProcess
+  stdout(): string
+  stderr(): string
+  /** Resolves once stdout or stderr contains `text`. */
+  waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>
+  exited: Promise<CliResult>
+}
+
+/** `node cli/bin.js …` as a real child process. */
+export function startCli(args: string[], opts: CliOptions): RunningCli {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: repoRoot, env: cliEnvironment(opts), stdio: ['pipe', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  const waiters: Array<() => void> = []
+  const onData = () => waiters.forEach((w) => w())
+  child.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString()
+    onData()
+  })
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString()
+    onData()
+  })
+  if (opts.input !== undefined) child.stdin!.end(opts.input)
+  else child.stdin!.end()
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000)
+  const exited = new Promise<CliResult>((resolveExit) =>
+    child.once('close', (code, signal) => {
+      clearTimeout(timer)
+      resolveExit({ code, signal, stdout, stderr })
+    }),
+  )
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    waitFor(text, timeoutMs = 15_000) {
+      const seen = () => (typeof text === 'string' ? (stdout + stderr).includes(text) : text.test(stdout + stderr))
+      return new Promise<void>((resolveWait, reject) => {
+        if (seen()) return resolveWait()
+        const timeout = setTimeout(() => reject(new Error(`waited for ${String(text)}; got:\n${stdout}\n${stderr}`)), timeoutMs)
+        waiters.push(() => {
+          if (seen()) {
+            clearTimeout(timeout)
+            resolveWait()
+          }
+        })
+      })
+    },
+  }
+}
+
+export function runCli(args: string[], opts: CliOptions): Promise<CliResult> {
+  return startCli(args, opts).exited
+}
+
+/**
+ * The CLI on a terminal: `script` (util-linux) gives it a pseudo-terminal as stdin and stdout, as a
+ * user's shell would. What the test writes to `script`'s stdin is what the user types.
+ */
+export function startCliOnTerminal(args: string[], opts: CliOptions): RunningCli & { type(text: string): void } {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
+  const command = [process.execPath, BIN, ...args].map(quote).join(' ')
+  const child = spawn('script', ['-qefc', command, '/dev/null'], { cwd: repoRoot, env: cliEnvironment(opts), stdio: ['pipe', 'pipe', 'pipe'] })
+  let output = ''
+  const waiters: Array<() => void> = []
+  const collect = (d: Buffer) => {
+    output += d.toString()
+    waiters.forEach((w) => w())
+  }
+  child.stdout!.on('data', collect)
+  child.stderr!.on('data', collect)
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000)
+  const exited = new Promise<CliResult>((resolveExit) =>
+    child.once('close', (code, signal) => {
+      clearTimeout(timer)
+      resolveExit({ code, signal, stdout: output, stderr: '' })
+    }),
+  )
+  return {
+    child,
+    stdout: () => output,
+    stderr: () => '',
+    exited,
+    type: (text) => child.stdin!.write(text),
+    waitFor(text, timeoutMs = 15_000) {
+      const seen = () => (typeof text === 'string' ? output.includes(text) : text.test(output))
+      return new Promise<void>((resolveWait, reject) => {
+        if (seen()) return resolveWait()
+        const timeout = setTimeout(() => reject(new Error(`waited for ${String(text)}; got:\n${output}`)), timeoutMs)
+        waiters.push(() => {
+          if (seen()) {
+            clearTimeout(timeout)
+            resolveWait()
+          }
+        })
+      })
+    },
+  }
+}
+
+/** Parses --json output, failing the test with the CLI's own output when it is not JSON. */
+export function parseJson<T = any>(result: CliResult): T {
+  try {
+    return JSON.parse(result.stdout) as T
+  } catch {
+    throw new Error(`not JSON (exit ${result.code}):\nstdout: ${result.stdout}\nstderr: ${result.stderr}`)
+  }
+}

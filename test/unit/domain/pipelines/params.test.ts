@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest'
+import { PLATFORM_PIPELINES } from '../../../../domain/pipelines/catalogue.js'
+import { compareSemver, latestVersion, versionKey } from '../../../../domain/pipelines/versions.js'
+import { validateParams } from '../../../../domain/pipelines/params.js'
+import { type PipelineDefinition } from '../../../../domain/pipelines/model.js'
+
+const pipeline = (slug: string, version?: string): PipelineDefinition => {
+  const p = PLATFORM_PIPELINES.filter((d) => d.slug === slug && (!version || d.version === version)).at(-1)
+  if (!p) throw new Error(`no seeded pipeline ${slug}`)
+  return p
+}
+
+const R1 = 'gs://demo-lab-demo/fastq/child_R1.fastq.gz'
+const R2 = 'gs://demo-lab-demo/fastq/child_R2.fastq.gz'
+const hereditaryOk = { case_id: 'CASE-1', child_fastq: [R1, R2] }
+const nextflowOk = {
+  nf_profile_name: 'google',
+  analysis_name: 'a1',
+  sample_id: 'S1',
+  fastq_tumor: ['gs://tumor-bkt/t_R1.fq.gz', 'gs://tumor-bkt/t_R2.fq.gz'],
+}
+
+describe('validateParams: params against the pipeline inputs', () => {
+  const cases: Array<[what: string, slug: string, params: Record<string, unknown>, problems: string[]]> = [
+    ['accepts the required hereditary-mock inputs', 'hereditary-mock', hereditaryOk, []],
+    [
+      'accepts every optional hereditary-mock input',
+      'hereditary-mock',
+      { ...hereditaryOk, mother_fastq: [R1, R2], father_fastq: [R1, R2], patient_sex: 'female', patient_age_years: 7, hpo_terms: ['HP:0001250'] },
+      [],
+    ],
+    ['names each missing required input', 'hereditary-mock', {}, ['params.case_id: required', 'params.child_fastq: required']],
+    ['treats null as missing', 'hereditary-mock', { case_id: null, child_fastq: [R1, R2] }, ['params.case_id: required']],
+    [
+      'refuses a single FASTQ where a pair is needed',
+      'hereditary-mock',
+      { case_id: 'C', child_fastq: [R1] },
+      ['params.child_fastq: expected an array of 2 files, got 1'],
+    ],
+    [
+      'refuses a string where an array is needed',
+      'hereditary-mock',
+      { case_id: 'C', child_fastq: R1 },
+      ['params.child_fastq: expected an array of 2 files'],
+    ],
+    [
+      'refuses a folder or a local path as a file',
+      'hereditary-mock',
+      { case_id: 'C', child_fastq: [R1, '/tmp/r2.fq'] },
+      ['params.child_fastq: expected an array of 2 files; entry 1: expected a file (gs://<bucket>/<object>)'],
+    ],
+    ['refuses a number as a string', 'hereditary-mock', { case_id: 12, child_fastq: [R1, R2] }, ['params.case_id: expected a string']],
+    [
+      'refuses a fractional integer',
+      'hereditary-mock',
+      { ...hereditaryOk, patient_age_years: 7.5 },
+      ['params.patient_age_years: expected an integer'],
+    ],
+    [
+      'refuses a non-string HPO term',
+      'hereditary-mock',
+      { ...hereditaryOk, hpo_terms: ['HP:1', 2] },
+      ['params.hpo_terms: expected an array of strings; entry 1: expected a string'],
+    ],
+    ['refuses an undeclared param', 'hereditary-mock', { ...hereditaryOk, caseid: 'x' }, ['params.caseid: not an input of this pipeline']],
+    [
+      'reports every problem at once, in declaration order',
+      'hereditary-mock',
+      { child_fastq: [R1], patient_sex: 1 },
+      ['params.case_id: required', 'params.child_fastq: expected an array of 2 files, got 1', 'params.patient_sex: expected a string'],
+    ],
+    ['accepts the nextflow-minimal inputs', 'nextflow-minimal', nextflowOk, []],
+    [
+      'accepts a storage folder as a storage path',
+      'nextflow-minimal',
+      { ...nextflowOk, fastq_tumor: ['gs://tumor-bkt/run1/', 'gs://tumor-bkt/run2/'] },
+      [],
+    ],
+    [
+      'refuses three tumor FASTQ paths',
+      'nextflow-minimal',
+      { ...nextflowOk, fastq_tumor: ['gs://tumor-bkt/1', 'gs://tumor-bkt/2', 'gs://tumor-bkt/3'] },
+      ['params.fastq_tumor: expected an array of 2 storage paths, got 3'],
+    ],
+    [
+      'refuses a path that is not a gs:// URI',
+      'nextflow-minimal',
+      { ...nextflowOk, fastq_tumor: ['s3://b1/1', 'gs://tumor-bkt/2'] },
+      ['params.fastq_tumor: expected an array of 2 storage paths; entry 0: expected a storage path (gs://<bucket>/<path>)'],
+    ],
+    ['accepts no params for wdl-minimal', 'wdl-minimal', {}, []],
+    ['refuses any param for wdl-minimal', 'wdl-minimal', { x: 1 }, ['params.x: not an input of this pipeline']],
+    [
+      'passes any params through for nfcore-demo',
+      'nfcore-demo',
+      { input: 'gs://demo-lab-demo/samplesheet.csv', outdir: 'gs://demo-lab-demo/out/', max_cpus: 2 },
+      [],
+    ],
+  ]
+  it.each(cases)('%s', (_what, slug, params, problems) => {
+    expect(validateParams(pipeline(slug), params)).toEqual(problems)
+  })
+})
+
+describe('semantic versions', () => {
+  it.each([
+    ['1.10.0', '1.2.0', 1],
+    ['1.2.0', '1.10.0', -1],
+    ['2.0.0', '1.99.99', 1],
+    ['1.0.0', '1.0.0-rc.1', 1],
+    ['1.0.0-rc.2', '1.0.0-rc.10', -1],
+    ['1.0.0-alpha', '1.0.0-alpha.1', -1],
+    ['1.0.0-alpha.beta', '1.0.0-alpha.1', 1],
+    ['1.0.0+build.5', '1.0.0', 0],
+  ])('orders %s against %s as %i', (a, b, sign) => {
+    expect(Math.sign(compareSemver(a, b))).toBe(sign)
+  })
+
+  it('sorts version keys lexically in semantic-version order', () => {
+    const versions = ['1.10.0', '1.2.0', '1.0.0-rc.1', '1.0.0', '10.0.0', '2.0.0']
+    const byKey = [...versions].sort((a, b) => (versionKey(a) < versionKey(b) ? -1 : 1))
+    expect(byKey).toEqual(['1.0.0-rc.1', '1.0.0', '1.2.0', '1.10.0', '2.0.0', '10.0.0'])
+  })
+
+  it('picks the highest version as latest', () => {
+    expect(latestVersion([{ version: '1.2.0' }, { version: '1.10.0' }, { version: '1.9.9' }])?.version).toBe('1.10.0')
+    expect(latestVersion([])).toBeUndefined()
+  })
+})
