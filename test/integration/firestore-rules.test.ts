@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { COLLECTIONS } from '../../lib/db.js'
+import { ALL_COLLECTIONS } from '../support/collections.js'
 import { newId } from '../../lib/ids.js'
 import { testKernel } from '../support/env.js'
 
@@ -65,7 +65,7 @@ describe('firestore.rules', () => {
       expect(((await res.json()) as { error: { status: string } }).error.status).toBe('PERMISSION_DENIED')
     })
 
-    it.each(COLLECTIONS)('denies listing and creating in %s', async (collection) => {
+    it.each(ALL_COLLECTIONS)('denies listing and creating in %s', async (collection) => {
       const list = await fetch(`${documents}/${collection}`, { headers })
       expect(list.status).toBe(403)
       const create = await fetch(`${documents}/${collection}?documentId=${newId()}`, {

@@ -89,6 +89,26 @@ describe.each(SERVICES.map((s) => [s.name, s] as const))('the %s service OpenAPI
     expect(offenders).toEqual([])
   })
 
+  it('answers 400 or 404 with { detail }, never a 500, to a path id with a slash, dots, an emoji or 5,000 characters', async () => {
+    const world = await makeWorld()
+    const served = service.create(world.deps)
+    const BAD_IDS = ['a%2Fb', '..', '.', '%F0%9F%A7%AC', 'x'.repeat(5000), '__id__', 'a%00b']
+    const offenders: string[] = []
+    for (const o of ops.filter((x) => !x.isPublic && x.path.includes('{'))) {
+      for (const bad of BAD_IDS) {
+        const res = await call(served, o.method.toUpperCase(), o.path.replace(/\{[^}]+\}/g, bad), {
+          token: world.owner.token,
+          project: world.project.id,
+          body: bodyFor(o.method),
+        })
+        if (![400, 404].includes(res.status) || typeof res.body?.detail !== 'string') {
+          offenders.push(`${label(o)} with ${bad.slice(0, 20)}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`)
+        }
+      }
+    }
+    expect(offenders).toEqual([])
+  })
+
   if (service.projectScoped) {
     it('declares the required X-Project-ID header on every operation', () => {
       const without = ops
