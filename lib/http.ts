@@ -104,11 +104,25 @@ async function deny(
   scope: { project_id?: string; org_id?: string },
   entity: { type: string; id: string },
 ): Promise<never> {
+  return refuse(c, { reason: `missing permission ${permission}`, detail: `permission ${permission} is required` }, scope, entity)
+}
+
+/**
+ * Refuses a request that the caller's permissions would allow but a rule forbids (a grant above
+ * the granter's own role, a change to one's own roles): an access.denied event, then 403.
+ */
+export async function refuse<E extends AppEnv>(
+  ctx: Context<E>,
+  why: { reason: string; detail: string },
+  scope: { project_id?: string; org_id?: string },
+  entity: { type: string; id: string },
+): Promise<never> {
+  const c = kernelContext(ctx)
   const { audit, log } = c.var.deps
   await audit
-    .record(auditContext(c), { action: 'access.denied', outcome: 'denied', ...scope, entity, change: { reason: `missing permission ${permission}` } })
+    .record(auditContext(c), { action: 'access.denied', outcome: 'denied', ...scope, entity, change: { reason: why.reason } })
     .catch((error) => log.error('audit write failed', { error }))
-  throw forbidden(`permission ${permission} is required`)
+  throw forbidden(why.detail)
 }
 
 /**

@@ -102,3 +102,26 @@ export function projectRolesGrant(roles: Iterable<ProjectRole>, permission: Perm
 export function orgRoleGrants(role: OrgRole | undefined, permission: OrgPermission): boolean {
   return role !== undefined && orgRank(role) >= orgRank(ORG_GRANTS[permission])
 }
+
+/**
+ * The rank of what a set of project roles lets its holder grant: the highest ladder role, with the
+ * side roles (auditor, pipeline) ranked as admin, since only admins manage members. -1 for none.
+ */
+export function grantRank(roles: Iterable<ProjectRole>): number {
+  let rank = -1
+  for (const role of roles) rank = Math.max(rank, ladderRank(role) >= 0 ? ladderRank(role) : ladderRank('admin'))
+  return rank
+}
+
+/**
+ * The roles among `roles` that a granter holding `granterRoles` may not give or take away: a
+ * grant never exceeds the granter's own highest role in the project (an admin cannot make anyone
+ * owner, themselves included).
+ */
+export function rolesAboveGranter(granterRoles: Iterable<ProjectRole>, roles: Iterable<ProjectRole>): ProjectRole[] {
+  const mine = Math.max(-1, ...[...granterRoles].map((r) => ladderRank(r)))
+  return [...roles].filter((r) => grantRank([r]) > mine)
+}
+
+/** True when an organization role is above the granter's own (only owners grant or remove owners). */
+export const orgRoleAboveGranter = (granter: OrgRole | undefined, role: OrgRole) => granter === undefined || orgRank(role) > orgRank(granter)

@@ -1,15 +1,16 @@
 import { createRoute, z, type RouteHandler } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import type { OrgRecord } from '../../../lib/auth/access.js'
-import type { OrgPermission } from '../../../lib/auth/roles.js'
+import { orgRoleAboveGranter, type OrgRole } from '../../../lib/auth/roles.js'
 import { iso } from '../../../lib/db.js'
 import { forbidden, notFound } from '../../../lib/errors.js'
-import { auditContext, requireOrg, resourceApp } from '../../../lib/http.js'
+import { auditContext, refuse, resourceApp } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
 import { commonErrors, conflictError, IdParam, json, pathId } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, paginate, paginateArray } from '../../../lib/pagination.js'
 import type { ServiceUserRecord } from '../../../domain/tenancy/service-users.js'
 import type { AdminDeps, AdminEnv } from '../deps.js'
+import { orgFor, orgVisible } from '../org-access.js'
 import { AddOrgMember, CreateOrganization, CreateServiceUser, Organization, OrgMember, OrgParam, ServiceUser, toServiceUser } from '../schemas.js'
 
 /** /organizations: organizations, their members, and the creation and listing of their service users. */
@@ -44,10 +45,38 @@ export const listOrganizationsHandler: RouteHandler<ReturnType<typeof listRoute>
   )
 }
 
-/** An organization the caller belongs to (else 404, as if absent) in which they hold `permission` (else 403). */
-async function orgFor(c: Context<AdminEnv>, orgId: string, permission: OrgPermission) {
-  if (!c.var.principal.orgRoles.has(orgId)) throw notFound('organization')
-  await requireOrg(c, orgId, permission)
+/**
+ * Organization roles never escalate: nobody changes their own, and a granter gives, changes or
+ * removes only roles up to their own (only owners make or unmake owners).
+ */
+async function assertMayChangeOrgMember(c: Context<AdminEnv>, orgId: string, targetId: string, roles: OrgRole[]) {
+  const principal = c.var.principal
+  const scope = { org_id: orgId }
+  const entity = { type: 'org_member', id: targetId }
+  if (targetId === principal.user.id) {
+    await refuse(
+      c,
+      { reason: "a change to one's own roles", detail: 'nobody changes their own roles; ask another organization admin' },
+      scope,
+      entity,
+    )
+  }
+  const granter = principal.orgRoles.get(orgId)
+  const target = await c.var.deps.access.getUser(targetId)
+  const current = target?.grants?.orgs?.[orgId]
+  const above = [...roles, ...(current ? [current] : [])].filter((r) => orgRoleAboveGranter(granter, r))
+  if (above.length) {
+    const list = [...new Set(above)].join(', ')
+    await refuse(
+      c,
+      {
+        reason: `a grant above the granter's own role (${list})`,
+        detail: `you cannot grant, change or remove the role ${list}: it is above your own role in this organization`,
+      },
+      scope,
+      entity,
+    )
+  }
 }
 
 organizations.openapi(listRoute('/organizations'), listOrganizationsHandler)
@@ -63,16 +92,9 @@ organizations.openapi(
     responses: { 200: json(Organization), ...commonErrors },
   }),
   async (c) => {
-    const { deps } = c.var
     const { id } = c.req.valid('param')
-    const p = c.var.principal
-    const org = UUID_RE.test(id) ? await deps.access.getOrg(id) : undefined
-    const visible =
-      org &&
-      (p.user.platform_admin ||
-        p.orgRoles.has(org.id) ||
-        (await deps.store.listProjects([...p.projectRoles.keys()], [])).some((pr) => pr.org_id === org.id))
-    if (!org || !visible) throw notFound('organization')
+    const org = UUID_RE.test(id) ? await c.var.deps.access.getOrg(id) : undefined
+    if (!org || !(await orgVisible(c, org.id))) throw notFound('organization')
     return c.json(toOrganization(org), 200)
   },
 )
@@ -117,7 +139,7 @@ organizations.openapi(
   }),
   async (c) => {
     const { id } = c.req.valid('param')
-    if (!c.var.principal.orgRoles.has(id)) throw notFound('organization')
+    await orgFor(c, id, 'org.read')
     const members = await c.var.deps.store.listOrgMembers(id)
     return c.json(
       members.map((m) => ({ user_id: m.user_id, email: m.user?.email, name: m.user?.name, kind: m.user?.kind ?? 'user', role: m.role })),
@@ -140,10 +162,9 @@ organizations.openapi(
     const { deps } = c.var
     const { id } = c.req.valid('param')
     const body = c.req.valid('json')
-    if (!c.var.principal.orgRoles.has(id)) throw notFound('organization')
-    await requireOrg(c, id, 'org.manage')
-    if (body.role === 'org_owner') await requireOrg(c, id, 'org.delete')
+    await orgFor(c, id, 'org.manage')
     const user = await deps.store.ensureUser(body.email)
+    await assertMayChangeOrgMember(c, id, user.id, [body.role])
     const m = await deps.store.setOrgRole(auditContext(c), id, user, body.role)
     return c.json({ user_id: user.id, email: user.email, name: user.name, kind: user.kind, role: m.role }, 200)
   },
@@ -161,8 +182,8 @@ organizations.openapi(
   }),
   async (c) => {
     const { id, user_id } = c.req.valid('param')
-    if (!c.var.principal.orgRoles.has(id)) throw notFound('organization')
-    await requireOrg(c, id, 'org.manage')
+    await orgFor(c, id, 'org.manage')
+    await assertMayChangeOrgMember(c, id, user_id, [])
     await c.var.deps.store.removeOrgMember(auditContext(c), id, user_id)
     return c.body(null, 204)
   },

@@ -1,13 +1,15 @@
 import { createRoute, z } from '@hono/zod-openapi'
-import type { OrgRecord, Principal, ProjectRecord, UserRecord } from '../../../lib/auth/access.js'
-import { projectRoleFromOrg } from '../../../lib/auth/roles.js'
+import type { Context } from 'hono'
+import { projectRolesOf, type OrgRecord, type Principal, type ProjectRecord, type UserRecord } from '../../../lib/auth/access.js'
+import { projectRoleFromOrg, rolesAboveGranter, type ProjectRole } from '../../../lib/auth/roles.js'
 import { iso } from '../../../lib/db.js'
 import { ApiError, notFound } from '../../../lib/errors.js'
-import { auditContext, loadProjectFor, requireOrg, resourceApp } from '../../../lib/http.js'
+import { auditContext, loadProjectFor, refuse, resourceApp, type AppEnv } from '../../../lib/http.js'
 import { commonErrors, conflictError, IdParam, json, pathId } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, paginateArray } from '../../../lib/pagination.js'
 import type { AdminStore } from '../../../domain/tenancy/store.js'
 import type { AdminDeps } from '../deps.js'
+import { orgFor } from '../org-access.js'
 import { AddMember, CreateProject, Member, Project, SetRoles } from '../schemas.js'
 
 /** /projects: projects, their members and roles, and their cloud credentials. */
@@ -29,6 +31,34 @@ export function toProject(p: ProjectRecord, org: Pick<OrgRecord, 'name'> | undef
 /** A service user acts only inside its own organization; a grant elsewhere is refused as if it did not exist. */
 function assertSameOrg(user: UserRecord, project: ProjectRecord) {
   if (user.kind === 'service_user' && user.org_id !== project.org_id) throw notFound('user')
+}
+
+/**
+ * Role grants never escalate: nobody changes their own roles, and a granter may give or take away
+ * only roles up to their own highest one in the project (so an admin cannot make anyone an owner,
+ * nor demote or remove an owner). Refusals are 403 with an access.denied event.
+ */
+async function assertMayChangeMember<E extends AppEnv>(c: Context<E>, project: ProjectRecord, target: UserRecord, roles: ProjectRole[]) {
+  const principal = c.var.principal
+  const scope = { project_id: project.id, org_id: project.org_id }
+  const entity = { type: 'project_member', id: target.id }
+  if (target.id === principal.user.id) {
+    await refuse(c, { reason: "a change to one's own roles", detail: 'nobody changes their own roles; ask another project admin' }, scope, entity)
+  }
+  const current = target.grants?.projects?.[project.id] ?? []
+  const above = rolesAboveGranter(projectRolesOf(principal, project), [...roles, ...current])
+  if (above.length) {
+    const list = [...new Set(above)].join(', ')
+    await refuse(
+      c,
+      {
+        reason: `a grant above the granter's own role (${list})`,
+        detail: `you cannot grant, change or remove the role ${list}: it is above your own highest role in this project`,
+      },
+      scope,
+      entity,
+    )
+  }
 }
 
 /** Projects the caller can see: explicit memberships, and every project of an organization they administer. */
@@ -219,8 +249,8 @@ projects.openapi(
     const { deps } = c.var
     const body = c.req.valid('json')
     const org = await deps.access.getOrg(body.org_id)
-    if (!org || !c.var.principal.orgRoles.has(org.id)) throw notFound('organization')
-    await requireOrg(c, org.id, 'project.create')
+    if (!org) throw notFound('organization')
+    await orgFor(c, org.id, 'project.create')
     const project = await deps.store.createProject(auditContext(c), {
       org,
       name: body.name,
@@ -265,6 +295,7 @@ projects.openapi(
     const user = body.email ? await deps.store.ensureUser(body.email) : await deps.store.getUser(body.user_id!)
     if (!user) throw notFound('user')
     assertSameOrg(user, project)
+    await assertMayChangeMember(c, project, user, body.roles)
     const m = await deps.store.setMemberRoles(auditContext(c), project, user, body.roles)
     return c.json(toMember({ ...m, user }), 200)
   },
@@ -290,6 +321,7 @@ projects.openapi(
     const user = await deps.store.getUser(user_id)
     if (!user) throw notFound('user')
     assertSameOrg(user, project)
+    await assertMayChangeMember(c, project, user, c.req.valid('json').roles)
     const m = await deps.store.setMemberRoles(auditContext(c), project, user, c.req.valid('json').roles)
     return c.json(toMember({ ...m, user }), 200)
   },
@@ -307,8 +339,11 @@ projects.openapi(
   }),
   async (c) => {
     const { id, user_id } = c.req.valid('param')
+    const { deps } = c.var
     const project = await loadProjectFor(c, id, 'members.manage')
-    await c.var.deps.store.removeMember(auditContext(c), project, user_id)
+    const user = await deps.store.getUser(user_id)
+    if (user) await assertMayChangeMember(c, project, user, [])
+    await deps.store.removeMember(auditContext(c), project, user_id)
     return c.body(null, 204)
   },
 )

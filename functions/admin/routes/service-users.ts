@@ -7,6 +7,7 @@ import { newId } from '../../../lib/ids.js'
 import { commonErrors, conflictError, json } from '../../../lib/openapi.js'
 import { MAX_ACTIVE_KEYS } from '../../../domain/tenancy/service-users.js'
 import type { AdminDeps, AdminEnv } from '../deps.js'
+import { orgVisible } from '../org-access.js'
 import { generateServiceKey, KEY_ALGORITHM, tokenEndpoint } from '../jwt-bearer.js'
 import { KeyParam, NewServiceKey, ServiceKey, ServiceUser, ServiceUserDetail, SuParam, toKey, toServiceUser, UpdateServiceUser } from '../schemas.js'
 
@@ -20,7 +21,7 @@ export const serviceUsers = resourceApp<AdminDeps>()
 /** A service user of an organization the caller belongs to (else 404, as if absent), in which they hold `permission` (else 403). */
 async function serviceUserFor(c: Context<AdminEnv>, id: string, permission: OrgPermission) {
   const user = await c.var.deps.serviceUsers.get(id)
-  if (!user || !c.var.principal.orgRoles.has(user.org_id)) throw notFound('service user')
+  if (!user || !(await orgVisible(c, user.org_id))) throw notFound('service user')
   await requireOrg(c, user.org_id, permission)
   return user
 }

@@ -74,7 +74,7 @@ describe('admin: service users, keys and the RFC 7523 token exchange', async () 
     expect(dup.body.detail).toMatch(/pipeline-runner/)
   })
 
-  it('lets only organization admins create service users: 403 for an org member, 404 outside the org', async () => {
+  it('lets only organization admins create service users: 403 for whoever can see the org, 404 outside it', async () => {
     const member = await world.caller([])
     await world.deps.store.setOrgRole(SYSTEM_ACTOR, world.org.id, member.user, 'org_member')
     const asMember = await call(app, 'POST', `/api/v1/organizations/${world.org.id}/service-users`, { token: member.token, body: { name: 'nope' } })
@@ -83,9 +83,21 @@ describe('admin: service users, keys and the RFC 7523 token exchange', async () 
     const listAsMember = await call(app, 'GET', `/api/v1/organizations/${world.org.id}/service-users`, { token: member.token })
     expect(listAsMember.status).toBe(200)
 
+    // A project admin sees the organization (GET /organizations/{id} shows it), so a refusal is a 403 that says why.
     const projectOnly = await world.caller(['admin'])
-    const outsider = await call(app, 'POST', `/api/v1/organizations/${world.org.id}/service-users`, {
+    const refused = await call(app, 'POST', `/api/v1/organizations/${world.org.id}/service-users`, {
       token: projectOnly.token,
+      body: { name: 'nope' },
+    })
+    expect(refused.status).toBe(403)
+    expect(refused.body).toEqual({ detail: 'permission service_user.manage is required' })
+    const denied = await world.deps.db.col('audit_events').where('action', '==', 'access.denied').where('actor.id', '==', projectOnly.user.id).get()
+    expect(denied.size).toBe(1)
+
+    const other = await world.otherProject()
+    const elsewhere = await world.caller(['admin'], other.project)
+    const outsider = await call(app, 'POST', `/api/v1/organizations/${world.org.id}/service-users`, {
+      token: elsewhere.token,
       body: { name: 'nope' },
     })
     expect(outsider.status).toBe(404)
