@@ -357,9 +357,21 @@ export class LocalBatchExecutor implements BatchBackend {
     } else {
       return { error: `runnable ${index}: only container, script and barrier runnables are supported`, exitCode: null }
     }
+    let child
+    try {
+      child = spawn(argv[0]!, argv.slice(1), { cwd: job.dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    } catch (err) {
+      // The kernel refused to start it at all (E2BIG: one variable over 128 KiB, or the whole
+      // environment and arguments over ARG_MAX): the task fails with the reason, as on Batch.
+      const code = (err as NodeJS.ErrnoException).code
+      const why =
+        code === 'E2BIG'
+          ? 'its environment or arguments are too large for the operating system (E2BIG): a parameter is too big to pass as a PARAM_* variable; pass a file instead (it is in PLATFORM_PARAMS_FILE too)'
+          : (err as Error).message
+      return { error: `runnable ${index} (${describe(runnable)}) could not be started: ${why}`, exitCode: null }
+    }
     const stdout = createWriteStream(join(job.dir, 'stdout.log'), { flags: 'a' })
     const stderr = createWriteStream(join(job.dir, 'stderr.log'), { flags: 'a' })
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: job.dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
     child.stdout.pipe(stdout)
     child.stderr.pipe(stderr)
     const done = new Promise<number | null>((resolve) => {

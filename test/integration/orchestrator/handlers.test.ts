@@ -356,6 +356,14 @@ describe('end to end on the local suite backends', () => {
     expect(run.output).toBeUndefined()
   })
 
+  it('fails a run whose job cannot even start (a 200 KB parameter: E2BIG) with the reason as its error message', async () => {
+    const run = await stage.submit(shellPipeline('true'), { big: 'x'.repeat(200_000) })
+    await stage.queue.publish(RUN_REQUESTED, { run_id: run.id, project_id: run.project_id })
+    const settled = await settledRun(run.id)
+    expect(settled.status).toBe('failed')
+    expect(settled.error_message).toMatch(/could not be started: .*E2BIG/)
+  })
+
   it('cancels a running run through the API: the job and its processes are gone', async () => {
     const run = await stage.submit(shellPipeline('echo $$ > "${PLATFORM_OUTPUT_DIR}pid"; exec sleep 300'))
     await stage.queue.publish(RUN_REQUESTED, { run_id: run.id, project_id: run.project_id })
