@@ -45,6 +45,8 @@ const EnvSchema = z.object({
   /** Key used by the local storage adapter to sign its URLs. */
   LOCAL_SIGNING_SECRET: z.string().min(16).optional(),
   FILES_PUBLIC_URL: z.url().optional(),
+  /** Buckets of shared reference data (genomes, annotations) that any project's runs may read, comma-separated. */
+  SHARED_REFERENCE_BUCKETS: z.string().default(''),
 
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 })
@@ -69,7 +71,7 @@ export interface Config {
   sessionTtlSeconds: number
   serviceTokenTtlSeconds: number
   batch: { backend: 'cloud' | 'local'; region: string; localWorkRoot?: string }
-  storage: { backend: 'gcs' | 'local'; localRoot?: string; signingSecret?: string; filesPublicUrl?: string }
+  storage: { backend: 'gcs' | 'local'; localRoot?: string; signingSecret?: string; filesPublicUrl?: string; sharedBuckets: string[] }
   logLevel: Env['LOG_LEVEL']
 }
 
@@ -130,6 +132,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       localRoot: e.LOCAL_STORAGE_ROOT,
       signingSecret: e.LOCAL_SIGNING_SECRET,
       filesPublicUrl: e.FILES_PUBLIC_URL,
+      sharedBuckets: e.SHARED_REFERENCE_BUCKETS.split(',')
+        .map((b) => b.trim())
+        .filter(Boolean),
     },
     logLevel: e.LOG_LEVEL,
   }

@@ -2,7 +2,21 @@ import type { InputType, ItemType, PipelineInput, PipelineRecord } from './model
 
 const GS_URI_RE = /^gs:\/\/[a-z0-9][a-z0-9._-]{1,221}[a-z0-9](\/.*)?$/
 
-function checkScalar(type: ItemType | Exclude<InputType, 'array'>, value: unknown): string | undefined {
+/** Where params that name storage may point: the project's own bucket and the platform's shared reference buckets. */
+export interface StorageScope {
+  projectBucket: string
+  sharedBuckets: readonly string[]
+}
+
+function checkBucket(value: string, scope: StorageScope | undefined): string | undefined {
+  if (!scope) return undefined
+  const bucket = value.slice('gs://'.length).split('/')[0]!
+  if (bucket === scope.projectBucket || scope.sharedBuckets.includes(bucket)) return undefined
+  const shared = scope.sharedBuckets.length ? ` or a shared reference bucket (${scope.sharedBuckets.join(', ')})` : ''
+  return `gs://${bucket} is not this project's bucket: use gs://${scope.projectBucket}/…${shared}`
+}
+
+function checkScalar(type: ItemType | Exclude<InputType, 'array'>, value: unknown, scope?: StorageScope): string | undefined {
   switch (type) {
     case 'string':
       return typeof value === 'string' ? undefined : 'expected a string'
@@ -14,10 +28,10 @@ function checkScalar(type: ItemType | Exclude<InputType, 'array'>, value: unknow
       return typeof value === 'boolean' ? undefined : 'expected a boolean'
     case 'file':
       return typeof value === 'string' && GS_URI_RE.test(value) && !value.endsWith('/') && /^gs:\/\/[^/]+\/./.test(value)
-        ? undefined
+        ? checkBucket(value, scope)
         : 'expected a file (gs://<bucket>/<object>)'
     case 'storage_path':
-      return typeof value === 'string' && GS_URI_RE.test(value) ? undefined : 'expected a storage path (gs://<bucket>/<path>)'
+      return typeof value === 'string' && GS_URI_RE.test(value) ? checkBucket(value, scope) : 'expected a storage path (gs://<bucket>/<path>)'
   }
 }
 
@@ -37,22 +51,28 @@ function arrayExpectation(input: PipelineInput): string {
   return `expected an array of ${many}`
 }
 
-function checkInput(input: PipelineInput, value: unknown): string | undefined {
-  if (input.type !== 'array') return checkScalar(input.type, value)
+function checkInput(input: PipelineInput, value: unknown, scope?: StorageScope): string | undefined {
+  if (input.type !== 'array') return checkScalar(input.type, value, scope)
   const expectation = arrayExpectation(input)
   if (!Array.isArray(value)) return expectation
   if (input.min_items !== undefined && value.length < input.min_items) return `${expectation}, got ${value.length}`
   if (input.max_items !== undefined && value.length > input.max_items) return `${expectation}, got ${value.length}`
-  const bad = value.findIndex((v) => checkScalar(input.items ?? 'string', v) !== undefined)
-  return bad >= 0 ? `${expectation}; entry ${bad}: ${checkScalar(input.items ?? 'string', value[bad])}` : undefined
+  const bad = value.findIndex((v) => checkScalar(input.items ?? 'string', v, scope) !== undefined)
+  return bad >= 0 ? `${expectation}; entry ${bad}: ${checkScalar(input.items ?? 'string', value[bad], scope)}` : undefined
 }
 
 /**
  * Every problem with `params` for this pipeline, each naming its param ("params.case_id: required"),
  * in the order the inputs are declared, then unknown names. Empty when the params are acceptable.
- * null counts as absent, so a client can send a full form with blanks.
+ * null counts as absent, so a client can send a full form with blanks. With a `scope`, every file
+ * and storage path must be in the project's bucket or a shared reference bucket: a run never reads
+ * or writes another tenant's data.
  */
-export function validateParams(pipeline: Pick<PipelineRecord, 'inputs' | 'additional_params'>, params: Record<string, unknown>): string[] {
+export function validateParams(
+  pipeline: Pick<PipelineRecord, 'inputs' | 'additional_params'>,
+  params: Record<string, unknown>,
+  scope?: StorageScope,
+): string[] {
   const problems: string[] = []
   for (const input of pipeline.inputs) {
     const value = params[input.name]
@@ -60,14 +80,25 @@ export function validateParams(pipeline: Pick<PipelineRecord, 'inputs' | 'additi
       if (input.required) problems.push(`params.${input.name}: required`)
       continue
     }
-    const problem = checkInput(input, value)
+    const problem = checkInput(input, value, scope)
     if (problem) problems.push(`params.${input.name}: ${problem}`)
   }
-  if (!pipeline.additional_params) {
-    const known = new Set(pipeline.inputs.map((i) => i.name))
-    for (const name of Object.keys(params)) {
-      if (!known.has(name)) problems.push(`params.${name}: not an input of this pipeline`)
+  const known = new Set(pipeline.inputs.map((i) => i.name))
+  for (const [name, value] of Object.entries(params)) {
+    if (known.has(name)) continue
+    if (!pipeline.additional_params) problems.push(`params.${name}: not an input of this pipeline`)
+    else if (scope) {
+      // Undeclared params pass through to the pipeline: any storage URI among them is held to the same rule.
+      const uri = storageUris(value).find((u) => checkBucket(u, scope))
+      if (uri) problems.push(`params.${name}: ${checkBucket(uri, scope)}`)
     }
   }
   return problems
+}
+
+/** Every gs:// string inside a JSON value. */
+function storageUris(value: unknown): string[] {
+  if (typeof value === 'string') return value.startsWith('gs://') ? [value] : []
+  if (value && typeof value === 'object') return Object.values(value).flatMap(storageUris)
+  return []
 }

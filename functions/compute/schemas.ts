@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import { pathId } from '../../lib/openapi.js'
+import { DEFINITION_LIMITS, PARAMS_LIMITS, storable } from '../../lib/validation.js'
 import { INPUT_TYPES, ITEM_TYPES, PIPELINE_TYPES } from '../../domain/pipelines/model.js'
 import { isSemver } from '../../domain/pipelines/versions.js'
 import { RUN_STATUSES } from '../../domain/runs/status.js'
@@ -48,9 +49,9 @@ const Resources = z
 
 const Workflow = z
   .object({
-    url: z.string().min(1).optional().openapi({ description: 'Nextflow repository or workflow URL, or the URL of a WDL file' }),
+    url: z.string().min(1).max(2048).optional().openapi({ description: 'Nextflow repository or workflow URL, or the URL of a WDL file' }),
     source: z.string().min(1).max(200_000).optional().openapi({ description: 'Inline workflow source (WDL or Nextflow)' }),
-    revision: z.string().min(1).optional().openapi({ description: 'Branch, tag or commit of a Nextflow repository' }),
+    revision: z.string().min(1).max(200).optional().openapi({ description: 'Branch, tag or commit of a Nextflow repository' }),
   })
   .openapi('PipelineWorkflow')
 
@@ -70,8 +71,12 @@ export const CreatePipeline = z
     description: z.string().max(5000).default(''),
     inputs: z.array(PipelineInput).max(200).default([]),
     additional_params: z.boolean().default(false).openapi({ description: 'Accept params beyond the declared inputs and pass them through' }),
-    entrypoint: z.string().min(1).optional().openapi({ description: 'container_entrypoint: the container entrypoint (e.g. /bin/sh)' }),
-    commands: z.array(z.string()).max(100).optional().openapi({ description: 'container_entrypoint: the arguments given to the entrypoint' }),
+    entrypoint: z.string().min(1).max(1024).optional().openapi({ description: 'container_entrypoint: the container entrypoint (e.g. /bin/sh)' }),
+    commands: z
+      .array(z.string().max(100_000))
+      .max(100)
+      .optional()
+      .openapi({ description: 'container_entrypoint: the arguments given to the entrypoint' }),
     workflow: Workflow.optional(),
     default_profile: z.string().min(1).max(200).optional(),
     resources: Resources.default(DEFAULT_RESOURCES),
@@ -91,6 +96,8 @@ export const CreatePipeline = z
         ctx.addIssue({ code: 'custom', path: ['entrypoint'], message: 'applies to container_entrypoint pipelines only' })
     }
   })
+  // The whole definition is stored as one document.
+  .superRefine(storable(DEFINITION_LIMITS))
   .openapi('CreatePipeline')
 export type CreatePipeline = z.infer<typeof CreatePipeline>
 
@@ -161,7 +168,7 @@ export const SubmitRun = z
   .object({
     pipeline_id: z.string().uuid(),
     order_id: z.string().trim().min(1).max(200).optional(),
-    params: z.record(z.string(), z.unknown()).default({}),
+    params: z.record(z.string(), z.unknown()).superRefine(storable(PARAMS_LIMITS)).default({}),
     tags: z.array(z.string().min(1).max(100)).max(50).default([]),
     profile: z.string().min(1).max(200).optional(),
   })

@@ -95,7 +95,7 @@ runs.openapi(
         `project '${project.slug}' has no cloud credentials configured; a project admin must set its service account (admin service: project credentials) before runs can be submitted`,
       )
     }
-    const problems = validateParams(pipeline, body.params)
+    const problems = validateParams(pipeline, body.params, { projectBucket: project.bucket_name, sharedBuckets: deps.config.storage.sharedBuckets })
     if (problems.length) throw badRequest(problems.join('; '))
     const { run, replayed } = await deps.runs.submit(auditContext(c), {
       project: {

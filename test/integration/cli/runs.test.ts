@@ -110,16 +110,16 @@ describe('platform pipelines and runs', async () => {
         '--param',
         'analysis_name=from-flag',
         '--param',
-        'fastq_tumor=gs://lab-bucket/r1.fq.gz',
+        `fastq_tumor=gs://${world.project.bucket_name}/r1.fq.gz`,
         '--param',
-        'fastq_tumor=gs://lab-bucket/r2.fq.gz',
+        `fastq_tumor=gs://${world.project.bucket_name}/r2.fq.gz`,
       ])
       expect(res.code, res.stderr).toBe(0)
       expect(parseJson<Run>(res).params).toEqual({
         nf_profile_name: 'test',
         analysis_name: 'from-flag',
         sample_id: 'S1',
-        fastq_tumor: ['gs://lab-bucket/r1.fq.gz', 'gs://lab-bucket/r2.fq.gz'],
+        fastq_tumor: [`gs://${world.project.bucket_name}/r1.fq.gz`, `gs://${world.project.bucket_name}/r2.fq.gz`],
       })
 
       const viaComma = await cli([
@@ -130,12 +130,12 @@ describe('platform pipelines and runs', async () => {
         '--param',
         'case_id=C1',
         '--param',
-        'child_fastq=gs://lab-bucket/c_R1.fq,gs://lab-bucket/c_R2.fq',
+        `child_fastq=gs://${world.project.bucket_name}/c_R1.fq,gs://${world.project.bucket_name}/c_R2.fq`,
         '--param',
         'hpo_terms:=["HP:0001250"]',
       ])
       expect(viaComma.code, viaComma.stderr).toBe(0)
-      expect(parseJson<Run>(viaComma).params).toMatchObject({ case_id: 'C1', child_fastq: ['gs://lab-bucket/c_R1.fq', 'gs://lab-bucket/c_R2.fq'] })
+      expect(parseJson<Run>(viaComma).params).toMatchObject({ case_id: 'C1', child_fastq: [`gs://${world.project.bucket_name}/c_R1.fq`, `gs://${world.project.bucket_name}/c_R2.fq`] })
     })
 
     it("shows the service's detail for invalid params, exit code 7", async () => {

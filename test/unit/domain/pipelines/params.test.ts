@@ -127,3 +127,30 @@ describe('semantic versions', () => {
     expect(latestVersion([])).toBeUndefined()
   })
 })
+
+describe('params that name storage', () => {
+  const pipeline = {
+    inputs: [
+      { name: 'fastq', type: 'array' as const, items: 'file' as const, required: true },
+      { name: 'outdir', type: 'storage_path' as const, required: false },
+    ],
+    additional_params: true,
+  }
+  const scope = { projectBucket: 'lab-a', sharedBuckets: ['genomes'] }
+
+  it("accepts the project's bucket and a shared reference bucket", () => {
+    expect(
+      validateParams(pipeline, { fastq: ['gs://lab-a/r1.fq.gz'], outdir: 'gs://genomes/GRCh38/', extra: { ref: 'gs://genomes/x.fa' } }, scope),
+    ).toEqual([])
+  })
+
+  it("refuses another tenant's bucket in a declared input, an array entry and a pass-through param", () => {
+    expect(
+      validateParams(pipeline, { fastq: ['gs://lab-a/r1.fq.gz', 'gs://lab-b/r2.fq.gz'], outdir: 'gs://lab-b/out/', extra: ['gs://lab-b/x'] }, scope),
+    ).toEqual([
+      "params.fastq: expected an array of files; entry 1: gs://lab-b is not this project's bucket: use gs://lab-a/… or a shared reference bucket (genomes)",
+      "params.outdir: gs://lab-b is not this project's bucket: use gs://lab-a/… or a shared reference bucket (genomes)",
+      "params.extra: gs://lab-b is not this project's bucket: use gs://lab-a/… or a shared reference bucket (genomes)",
+    ])
+  })
+})
