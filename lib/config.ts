@@ -48,6 +48,14 @@ const EnvSchema = z.object({
   /** Buckets of shared reference data (genomes, annotations) that any project's runs may read, comma-separated. */
   SHARED_REFERENCE_BUCKETS: z.string().default(''),
 
+  /**
+   * Proxies in front of the services that append the client's address to X-Forwarded-For: 1
+   * behind Google's front end (Cloud Functions, a load balancer), 0 when clients connect directly
+   * (the local suite). The client's address is the entry that many places from the right; with 0
+   * the header is ignored, so a client cannot choose the address it is throttled and audited by.
+   */
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(5).default(0),
+
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 })
 
@@ -72,6 +80,7 @@ export interface Config {
   serviceTokenTtlSeconds: number
   batch: { backend: 'cloud' | 'local'; region: string; localWorkRoot?: string }
   storage: { backend: 'gcs' | 'local'; localRoot?: string; signingSecret?: string; filesPublicUrl?: string; sharedBuckets: string[] }
+  trustedProxyHops: number
   logLevel: Env['LOG_LEVEL']
 }
 
@@ -136,6 +145,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         .map((b) => b.trim())
         .filter(Boolean),
     },
+    trustedProxyHops: e.TRUSTED_PROXY_HOPS,
     logLevel: e.LOG_LEVEL,
   }
 }

@@ -29,6 +29,8 @@ export const KERNEL_COLLECTIONS = [
   'sessions',
   'audit_events',
   'audit_heads',
+  /** Failed logins per account and per address (lib/auth/throttle.ts). */
+  'login_throttle',
 ] as const
 
 export class Db {

@@ -3,13 +3,15 @@ import { HTTPException } from 'hono/http-exception'
 import type { ZodError } from 'zod'
 import type { Logger } from './log.js'
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 500
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500
 
 /** The one error type of the platform. Its status is chosen where it is thrown, never from its text. */
 export class ApiError extends Error {
   constructor(
     readonly status: ErrorStatus,
     readonly detail: string,
+    /** Headers the answer carries, e.g. Retry-After on a 429. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(detail)
     this.name = 'ApiError'
@@ -56,6 +58,7 @@ export function errorHandler(log: Logger) {
   return (err: Error, c: Context) => {
     if (err instanceof ApiError) {
       if (err.status === 401) c.header('WWW-Authenticate', 'Bearer')
+      for (const [name, value] of Object.entries(err.headers)) c.header(name, value)
       return c.json({ detail: err.detail }, err.status)
     }
     if (err instanceof HTTPException && err.status < 500) {

@@ -8,6 +8,7 @@ import type { AuditContext } from './audit.js'
 import { ApiError, badRequest, defaultHook, errorHandler, forbidden, notFound, unauthorized } from './errors.js'
 import { newId, TOKEN_PREFIX, UUID_RE } from './ids.js'
 import type { OrgPermission, Permission } from './auth/roles.js'
+import type { ThrottleKey } from './auth/throttle.js'
 import { mountDocs } from './docs.js'
 import type { KernelDeps } from './kernel.js'
 
@@ -29,6 +30,31 @@ export type AppEnv<D extends KernelDeps = KernelDeps> = {
 /** Any service's request context, seen as the kernel sees it: the kernel reads only its own part of the dependencies. */
 export const kernelContext = <E extends AppEnv>(c: Context<E>) => c as unknown as Context<AppEnv>
 
+/**
+ * The client's address: with TRUSTED_PROXY_HOPS=n, the n-th X-Forwarded-For entry from the right
+ * (what the trusted proxies saw); with 0, the connection's own peer. Undefined when unknown (a
+ * request handed to the app in process).
+ */
+export function clientAddress<E extends AppEnv>(ctx: Context<E>): string | undefined {
+  const c = kernelContext(ctx)
+  const hops = c.var.deps?.config.trustedProxyHops ?? 0
+  if (hops > 0) {
+    const chain = (c.req.header('x-forwarded-for') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+    return chain[chain.length - hops]
+  }
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined
+  return env?.incoming?.socket?.remoteAddress
+}
+
+/** The throttle keys of a login attempt: the account it names (if any) and the client's address (when known). */
+export function attemptKeys<E extends AppEnv>(ctx: Context<E>, account?: string): ThrottleKey[] {
+  const address = clientAddress(ctx)
+  return [...(account ? [{ kind: 'account' as const, value: account }] : []), ...(address ? [{ kind: 'address' as const, value: address }] : [])]
+}
+
 export function auditContext<E extends AppEnv>(ctx: Context<E>): AuditContext {
   const c = kernelContext(ctx)
   const p = c.get('principal')
@@ -36,7 +62,7 @@ export function auditContext<E extends AppEnv>(ctx: Context<E>): AuditContext {
     actor: p ? { type: p.user.kind, id: p.user.id, email: p.user.email, auth_method: p.method } : { type: 'system', id: 'anonymous' },
     request: {
       id: c.get('requestId'),
-      ip: c.req.header('x-forwarded-for')?.split(',')[0]?.trim() ?? undefined,
+      ip: clientAddress(c),
       user_agent: c.req.header('user-agent'),
       method: c.req.method,
       path: c.req.path,

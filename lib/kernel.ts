@@ -5,6 +5,7 @@ import type { Config } from './config.js'
 import { createFirestore, Db, type Firestore } from './db.js'
 import { createLogger, type Logger } from './log.js'
 import { OidcVerifier } from './auth/oidc.js'
+import { LoginThrottle } from './auth/throttle.js'
 import { TokenStore } from './auth/tokens.js'
 
 /** What every service is built from; services extend it with their own stores and adapters. */
@@ -16,6 +17,8 @@ export interface KernelDeps {
   access: AccessStore
   tokens: TokenStore
   audit: AuditWriter
+  /** Failed-login counting for the login, token exchange and personal-token paths. */
+  throttle: LoginThrottle
   oidc?: OidcVerifier
 }
 
@@ -32,6 +35,7 @@ export function createKernel(config: Config, service: string, opts: { firestore?
     access: new AccessStore(db, audit),
     tokens: new TokenStore(db),
     audit,
+    throttle: new LoginThrottle(db, clock),
     oidc: config.oidc ? new OidcVerifier(config.oidc) : undefined,
   }
 }

@@ -99,3 +99,13 @@ export function tokenEndpoint(config: Pick<Config, 'adminPublicUrl'>, c: Pick<Co
   if (config.adminPublicUrl) return `${config.adminPublicUrl.replace(/\/+$/, '')}${API_PREFIX}/oauth/token`
   return new URL(`${API_PREFIX}/oauth/token`, new URL(c.req.url).origin).href
 }
+
+/** The kid an assertion names, unverified, for counting failed attempts per key ("-" when it names none). */
+export function assertedKeyId(assertion: string): string {
+  try {
+    const kid = decodeProtectedHeader(assertion).kid
+    return typeof kid === 'string' && kid ? kid.slice(0, 200) : '-'
+  } catch {
+    return '-'
+  }
+}

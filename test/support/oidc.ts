@@ -32,7 +32,7 @@ export async function listen(): Promise<{ url: string; server: Server; serve(app
  * and the admin service served on a real local port (so that redirects carry real addresses),
  * configured with the environment variables a deployment would set.
  */
-export async function startLoginStack() {
+export async function startLoginStack(extraEnv: Record<string, string> = {}) {
   const admin = await listen()
   const user = { email: `ann-${rand()}@example.org`, password: randomBytes(12).toString('base64url'), name: 'Ann Example' }
   const client = {
@@ -41,7 +41,7 @@ export async function startLoginStack() {
     redirect_uris: [`${admin.url}/api/v1/auth/callback`],
   }
   const provider = await startOidcProvider({ users: [user], clients: [client], audience: TEST_AUDIENCE })
-  const env = { ...platformOidcEnv(provider, client, TEST_AUDIENCE), ADMIN_PUBLIC_URL: admin.url }
+  const env = { ...platformOidcEnv(provider, client, TEST_AUDIENCE), ADMIN_PUBLIC_URL: admin.url, ...extraEnv }
   const world = await makeWorld(env)
   const app = createAdminApp(world.deps)
   admin.serve(app)

@@ -4,7 +4,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import type { CookieOptions } from 'hono/utils/cookie'
 import type { AuditContext } from '../../../lib/audit.js'
 import { ApiError } from '../../../lib/errors.js'
-import { auditContext, resourceApp, SESSION_COOKIE } from '../../../lib/http.js'
+import { attemptKeys, auditContext, resourceApp, SESSION_COOKIE } from '../../../lib/http.js'
 import { ErrorBody, json } from '../../../lib/openapi.js'
 import type { AdminDeps, AdminEnv } from '../deps.js'
 import { DEFAULT_RETURN_TO, effectiveRoles, LoginRejected, safeReturnTo, userActor } from '../login.js'
@@ -203,6 +203,7 @@ auth.openapi(
       200: json(LoginTokens),
       400: errorResponse('Invalid parameters'),
       401: errorResponse('Wrong e-mail or password, or account disabled'),
+      429: errorResponse('Too many failed logins for this e-mail or from this address: wait Retry-After seconds'),
       404: errorResponse('Login is not configured'),
       500: errorResponse('Identity provider unavailable'),
     },
@@ -211,8 +212,11 @@ auth.openapi(
     const { deps } = c.var
     const { email, password } = c.req.valid('json')
     c.header('Cache-Control', 'no-store')
+    const keys = attemptKeys(c, `password:${email}`)
+    await deps.throttle.check(keys)
     try {
       const { user, tokens } = await deps.login.password(email, password)
+      await deps.throttle.succeeded(keys)
       await deps.audit.record(userActor(user, auditContext(c).request, 'password'), {
         action: 'login.succeeded',
         entity: { type: 'user', id: user.id },
@@ -221,6 +225,7 @@ auth.openapi(
       return c.json(tokens, 200)
     } catch (error) {
       if (error instanceof LoginRejected) {
+        await deps.throttle.failed(keys)
         await recordFailure(c, email.toLowerCase(), error.reason, 'password')
         throw new ApiError(401, error.reason === 'invalid_grant' ? 'wrong e-mail or password' : `login failed: ${error.reason}`)
       }

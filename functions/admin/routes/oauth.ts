@@ -1,11 +1,11 @@
 import { createRoute } from '@hono/zod-openapi'
 import type { AuditContext } from '../../../lib/audit.js'
 import { ApiError, badRequest, describeZodError, unauthorized } from '../../../lib/errors.js'
-import { auditContext, resourceApp } from '../../../lib/http.js'
+import { attemptKeys, auditContext, resourceApp } from '../../../lib/http.js'
 import { ErrorBody, json } from '../../../lib/openapi.js'
 import type { ServiceKeyRecord } from '../../../domain/tenancy/service-users.js'
 import type { AdminDeps } from '../deps.js'
-import { JWT_BEARER_GRANT, tokenEndpoint, verifyAssertion } from '../jwt-bearer.js'
+import { assertedKeyId, JWT_BEARER_GRANT, tokenEndpoint, verifyAssertion } from '../jwt-bearer.js'
 import { TokenRequest, TokenResponse } from '../schemas.js'
 
 /** /oauth/token: the RFC 7523 exchange of a service user's signed assertion for a short-lived token (a public path). */
@@ -47,6 +47,8 @@ oauth.openapi(
     if (!body) throw badRequest('invalid_request: send grant_type and assertion as application/x-www-form-urlencoded or application/json')
     if (body.grant_type !== JWT_BEARER_GRANT) throw badRequest(`unsupported_grant_type: only ${JWT_BEARER_GRANT} is supported`)
 
+    const attempt = attemptKeys(c, `assertion:${assertedKeyId(body.assertion)}`)
+    await deps.throttle.check(attempt)
     const now = deps.clock.now()
     let key: ServiceKeyRecord | undefined
     const ctxFor = (k: ServiceKeyRecord): AuditContext => ({
@@ -70,10 +72,12 @@ oauth.openapi(
         assertionExpiresAt: verified.expiresAt,
         ttlSeconds,
       })
+      await deps.throttle.succeeded(attempt)
       c.header('Cache-Control', 'no-store')
       c.header('Pragma', 'no-cache')
       return c.json({ access_token: issued.value, token_type: 'Bearer' as const, expires_in: ttlSeconds }, 200)
     } catch (err) {
+      if (err instanceof ApiError) await deps.throttle.failed(attempt)
       // Only failures with a real key are recorded: anonymous garbage would let anyone flood the chain.
       if (key && err instanceof ApiError) {
         const k: ServiceKeyRecord = key
