@@ -135,7 +135,10 @@ describe('platform pipelines and runs', async () => {
         'hpo_terms:=["HP:0001250"]',
       ])
       expect(viaComma.code, viaComma.stderr).toBe(0)
-      expect(parseJson<Run>(viaComma).params).toMatchObject({ case_id: 'C1', child_fastq: [`gs://${world.project.bucket_name}/c_R1.fq`, `gs://${world.project.bucket_name}/c_R2.fq`] })
+      expect(parseJson<Run>(viaComma).params).toMatchObject({
+        case_id: 'C1',
+        child_fastq: [`gs://${world.project.bucket_name}/c_R1.fq`, `gs://${world.project.bucket_name}/c_R2.fq`],
+      })
     })
 
     it("shows the service's detail for invalid params, exit code 7", async () => {
