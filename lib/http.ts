@@ -6,10 +6,11 @@ import { getCookie } from 'hono/cookie'
 import { canInOrg, canInProject, rolesFrom, type Principal, type ProjectRecord, type UserRecord } from './auth/access.js'
 import type { AuditContext } from './audit.js'
 import { ApiError, badRequest, defaultHook, errorHandler, forbidden, notFound, unauthorized } from './errors.js'
-import { newId, TOKEN_PREFIX, UUID_RE } from './ids.js'
+import { TOKEN_PREFIX, UUID_RE } from './ids.js'
 import type { OrgPermission, Permission } from './auth/roles.js'
 import { mountDocs } from './docs.js'
 import type { KernelDeps } from './kernel.js'
+import { clientIp, healthCheck, requestLogging } from './request-log.js'
 
 export type { KernelDeps }
 
@@ -36,7 +37,7 @@ export function auditContext<E extends AppEnv>(ctx: Context<E>): AuditContext {
     actor: p ? { type: p.user.kind, id: p.user.id, email: p.user.email, auth_method: p.method } : { type: 'system', id: 'anonymous' },
     request: {
       id: c.get('requestId'),
-      ip: c.req.header('x-forwarded-for')?.split(',')[0]?.trim() ?? undefined,
+      ip: clientIp(c),
       user_agent: c.req.header('user-agent'),
       method: c.req.method,
       path: c.req.path,
@@ -177,8 +178,9 @@ export interface ServiceOptions<D extends KernelDeps> {
 }
 
 /**
- * The root app of a service: request ids, the error mapping, authentication on /api/v1 (but for the
- * public paths), tenancy where the service is project-scoped, /openapi.json, /docs and /redoc.
+ * The root app of a service: request ids and logging, the error mapping, authentication on /api/v1
+ * (but for the public paths), tenancy where the service is project-scoped, /openapi.json, /docs,
+ * /redoc and /healthz.
  * Resource sub-apps are mounted on the returned app with `app.route(API_PREFIX, sub)`.
  */
 export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) {
@@ -187,13 +189,7 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   const isPublic = (path: string) =>
     (opts.publicPaths ?? []).some((p) => (p.endsWith('*') ? path.startsWith(API_PREFIX + p.slice(0, -1)) : path === API_PREFIX + p))
 
-  app.use('*', async (c, next) => {
-    const id = c.req.header('x-request-id') ?? newId()
-    c.set('requestId', id)
-    c.set('deps', deps)
-    c.header('X-Request-ID', id)
-    await next()
-  })
+  app.use('*', requestLogging(deps))
   app.use(`${API_PREFIX}/*`, async (c, next) => {
     if (isPublic(c.req.path)) return next()
     // The kernel's middleware reads only the kernel's part of the service's dependencies.
@@ -217,6 +213,10 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     security: [{ bearerAuth: [] }, { sessionCookie: [] }],
   })
   mountDocs(app, opts.title)
+  // Unauthenticated and outside /api/v1, so not in the OpenAPI document. Cloud Run's front end
+  // answers /healthz itself on run.app URLs, so the same check is also at /health.
+  app.get('/healthz', healthCheck(opts.name))
+  app.get('/health', healthCheck(opts.name))
   return app
 }
 
