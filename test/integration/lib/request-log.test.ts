@@ -105,6 +105,31 @@ describe('the log lines of a request', async () => {
     expect(lines().every((l) => l.request_id === requestId)).toBe(true)
   })
 
+  it('hands the request id and the trace on to the run.requested message, for the orchestrator to log with', async () => {
+    const [subscription] = await local.topic.createSubscription(`logs-test-${Date.now()}`)
+    try {
+      const received = new Promise<Record<string, string>>((resolve) =>
+        subscription.on('message', (m) => {
+          m.ack()
+          resolve(m.attributes)
+        }),
+      )
+      const res = await call(app, 'POST', '/api/v1/runs', {
+        token,
+        project: world.project.id,
+        body: { pipeline_id: hello, params: {} },
+        headers: { 'x-request-id': 'req-submit-1', traceparent: TRACEPARENT },
+      })
+      expect(res.status).toBe(201)
+      const attributes = await received
+      expect(attributes).toMatchObject({ kind: 'run.requested', run_id: res.body.id, request_id: 'req-submit-1' })
+      expect(attributes.traceparent).toMatch(new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`))
+    } finally {
+      await subscription.close()
+      await subscription.delete().catch(() => undefined)
+    }
+  })
+
   it.each([
     ['no credentials', undefined],
     ['an unknown token', 'plat_pat_' + 'x'.repeat(43)],
