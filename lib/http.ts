@@ -214,7 +214,7 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   })
   mountDocs(app, opts.title)
   // Unauthenticated and outside /api/v1, so not in the OpenAPI document. Cloud Run's front end
-  // answers /healthz itself on run.app URLs, so the same check is also at /health.
+  // (Cloud Functions gen2) may answer /healthz itself, so the same check is also at /health.
   app.get('/healthz', healthCheck(opts.name))
   app.get('/health', healthCheck(opts.name))
   return app
