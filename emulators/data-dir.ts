@@ -5,7 +5,7 @@ import { join } from 'node:path'
 
 /**
  * The local suite's data folder:
- *   suite.json     what a client needs (addresses, project, token), rewritten on every start
+ *   suite.json     what a client needs (addresses, project, token), there only while the suite is up
  *   state.json     values generated once and kept across restarts (secrets, the seeded token)
  *   suite.pid      the running suite's pid, while one runs
  *   firestore/     the Firestore emulator's export, imported on the next start
@@ -88,6 +88,11 @@ export async function writeSuiteFile(l: Layout, suite: SuiteFile) {
   await writeFile(tmp, JSON.stringify(suite, null, 2) + '\n', { mode: 0o600 })
   // Readers poll for this file: a rename makes it appear whole.
   await rename(tmp, l.suiteFile)
+}
+
+/** Scripts wait for suite.json to know the suite is up: it goes first on stop, and a start removes one a crashed run left. */
+export async function removeSuiteFile(l: Layout) {
+  await rm(l.suiteFile, { force: true })
 }
 
 export function readSuiteFile(l: Layout): SuiteFile | undefined {

@@ -19,6 +19,7 @@ import {
   firestoreImportPath,
   layout,
   loadState,
+  removeSuiteFile,
   saveState,
   writeSuiteFile,
   type SuiteFile,
@@ -133,6 +134,8 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
   let stopping: Promise<void> | undefined
   const stop = () => {
     stopping ??= (async () => {
+      // First, so that nothing polling for suite.json takes a stopping suite for a running one.
+      await removeSuiteFile(l).catch((err: unknown) => say(`while stopping: ${err instanceof Error ? err.message : String(err)}`))
       for (const cleanup of cleanups.splice(0).reverse()) {
         try {
           await cleanup()
@@ -146,6 +149,8 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
   }
 
   try {
+    // The folder is ours now: a suite.json still here was left by a run that crashed, and describes nothing that is up.
+    await removeSuiteFile(l)
     if (opts.clean) {
       say(`starting clean: removing the previous data in ${dataDir}`)
       await cleanDataDir(l)

@@ -6,11 +6,12 @@ import { getCookie } from 'hono/cookie'
 import { canInOrg, canInProject, rolesFrom, type Principal, type ProjectRecord, type UserRecord } from './auth/access.js'
 import type { AuditContext } from './audit.js'
 import { ApiError, badRequest, defaultHook, errorHandler, forbidden, notFound, unauthorized } from './errors.js'
-import { newId, TOKEN_PREFIX, UUID_RE } from './ids.js'
+import { TOKEN_PREFIX, UUID_RE } from './ids.js'
 import type { OrgPermission, Permission } from './auth/roles.js'
 import type { ThrottleKey } from './auth/throttle.js'
 import { mountDocs } from './docs.js'
 import type { KernelDeps } from './kernel.js'
+import { clientIp, healthCheck, requestLogging } from './request-log.js'
 
 export type { KernelDeps }
 
@@ -30,28 +31,9 @@ export type AppEnv<D extends KernelDeps = KernelDeps> = {
 /** Any service's request context, seen as the kernel sees it: the kernel reads only its own part of the dependencies. */
 export const kernelContext = <E extends AppEnv>(c: Context<E>) => c as unknown as Context<AppEnv>
 
-/**
- * The client's address: with TRUSTED_PROXY_HOPS=n, the n-th X-Forwarded-For entry from the right
- * (what the trusted proxies saw); with 0, the connection's own peer. Undefined when unknown (a
- * request handed to the app in process).
- */
-export function clientAddress<E extends AppEnv>(ctx: Context<E>): string | undefined {
-  const c = kernelContext(ctx)
-  const hops = c.var.deps?.config.trustedProxyHops ?? 0
-  if (hops > 0) {
-    const chain = (c.req.header('x-forwarded-for') ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean)
-    return chain[chain.length - hops]
-  }
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined
-  return env?.incoming?.socket?.remoteAddress
-}
-
 /** The throttle keys of a login attempt: the account it names (if any) and the client's address (when known). */
 export function attemptKeys<E extends AppEnv>(ctx: Context<E>, account?: string): ThrottleKey[] {
-  const address = clientAddress(ctx)
+  const address = clientIp(ctx)
   return [...(account ? [{ kind: 'account' as const, value: account }] : []), ...(address ? [{ kind: 'address' as const, value: address }] : [])]
 }
 
@@ -62,7 +44,7 @@ export function auditContext<E extends AppEnv>(ctx: Context<E>): AuditContext {
     actor: p ? { type: p.user.kind, id: p.user.id, email: p.user.email, auth_method: p.method } : { type: 'system', id: 'anonymous' },
     request: {
       id: c.get('requestId'),
-      ip: clientAddress(c),
+      ip: clientIp(c),
       user_agent: c.req.header('user-agent'),
       method: c.req.method,
       path: c.req.path,
@@ -217,8 +199,9 @@ export interface ServiceOptions<D extends KernelDeps> {
 }
 
 /**
- * The root app of a service: request ids, the error mapping, authentication on /api/v1 (but for the
- * public paths), tenancy where the service is project-scoped, /openapi.json, /docs and /redoc.
+ * The root app of a service: request ids and logging, the error mapping, authentication on /api/v1
+ * (but for the public paths), tenancy where the service is project-scoped, /openapi.json, /docs,
+ * /redoc and /healthz.
  * Resource sub-apps are mounted on the returned app with `app.route(API_PREFIX, sub)`.
  */
 export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) {
@@ -227,13 +210,7 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   const isPublic = (path: string) =>
     (opts.publicPaths ?? []).some((p) => (p.endsWith('*') ? path.startsWith(API_PREFIX + p.slice(0, -1)) : path === API_PREFIX + p))
 
-  app.use('*', async (c, next) => {
-    const id = c.req.header('x-request-id') ?? newId()
-    c.set('requestId', id)
-    c.set('deps', deps)
-    c.header('X-Request-ID', id)
-    await next()
-  })
+  app.use('*', requestLogging(deps))
   app.use(`${API_PREFIX}/*`, async (c, next) => {
     if (isPublic(c.req.path)) return next()
     // The kernel's middleware reads only the kernel's part of the service's dependencies.
@@ -257,6 +234,10 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     security: [{ bearerAuth: [] }, { sessionCookie: [] }],
   })
   mountDocs(app, opts.title)
+  // Unauthenticated and outside /api/v1, so not in the OpenAPI document. Cloud Run's front end
+  // (Cloud Functions gen2) may answer /healthz itself, so the same check is also at /health.
+  app.get('/healthz', healthCheck(opts.name))
+  app.get('/health', healthCheck(opts.name))
   return app
 }
 

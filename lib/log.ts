@@ -1,24 +1,89 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { TraceContext } from './trace.js'
+
+/** LOG_LEVEL's values; the lines themselves carry Cloud Logging's severity names. */
 export type Level = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+export type Severity = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR'
+export type LogFields = Record<string, unknown>
+
 const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
+export const SEVERITY: Record<Exclude<Level, 'silent'>, Severity> = { debug: 'DEBUG', info: 'INFO', warn: 'WARNING', error: 'ERROR' }
 
 export interface Logger {
-  debug(msg: string, fields?: Record<string, unknown>): void
-  info(msg: string, fields?: Record<string, unknown>): void
-  warn(msg: string, fields?: Record<string, unknown>): void
-  error(msg: string, fields?: Record<string, unknown>): void
+  debug(msg: string, fields?: LogFields): void
+  info(msg: string, fields?: LogFields): void
+  warn(msg: string, fields?: LogFields): void
+  error(msg: string, fields?: LogFields): void
 }
 
-/** Structured one-line JSON logs, the shape Cloud Logging parses (severity, message). */
-export function createLogger(level: Level, base: Record<string, unknown> = {}): Logger {
-  const write = (lvl: Exclude<Level, 'silent'>, message: string, fields?: Record<string, unknown>) => {
+/** Where finished lines go: one JSON object, without its newline. */
+export type LogSink = (line: string, severity: Severity) => void
+
+/** Cloud Functions and Cloud Run parse JSON lines from both streams; warnings and errors go to stderr. */
+export const stdioSink: LogSink = (line, severity) => {
+  const stream = severity === 'WARNING' || severity === 'ERROR' ? process.stderr : process.stdout
+  stream.write(line + '\n')
+}
+
+/**
+ * What the code serving one request (or handling one event) shares with every line it logs:
+ * `fields` (the request id, the trace) are merged into each line by any logger, however deep the
+ * call, without being passed down; `trace` and `requestId` travel on with the messages it publishes.
+ */
+export interface LogScope {
+  fields: LogFields
+  requestId?: string
+  trace?: TraceContext
+}
+
+const scopes = new AsyncLocalStorage<LogScope>()
+
+const defined = (fields: LogFields | undefined) => Object.entries(fields ?? {}).filter(([, v]) => v !== undefined)
+
+/** Runs `fn` in a scope nested in the current one (its fields added to the outer ones; an undefined field adds nothing). */
+export function inLogScope<T>(scope: LogScope, fn: () => T): T {
+  const outer = scopes.getStore()
+  const fields = { ...outer?.fields, ...Object.fromEntries(defined(scope.fields)) }
+  return scopes.run({ requestId: scope.requestId ?? outer?.requestId, trace: scope.trace ?? outer?.trace, fields }, fn)
+}
+
+export const currentLogScope = (): LogScope | undefined => scopes.getStore()
+
+/**
+ * Credentials that must never reach a log, whatever line they slipped into (an error message
+ * quoting a header, say): the platform's own tokens by their prefix, and JWTs.
+ */
+const SECRETS: Array<[RegExp, string]> = [
+  [/plat_(pat|sat|ses)_[A-Za-z0-9_-]{16,}/g, 'plat_$1_[redacted]'],
+  [/eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, '[redacted JWT]'],
+]
+export const redactSecrets = (text: string) => SECRETS.reduce((t, [re, by]) => t.replace(re, by), text)
+
+function serialize(value: unknown): unknown {
+  return value instanceof Error ? { name: value.name, message: value.message, stack: value.stack } : value
+}
+
+/**
+ * Structured one-line JSON logs in the shape Cloud Logging parses: `severity`, `message`, the
+ * logger's base fields, the current scope's fields, then the call's own. `sink` is where lines go
+ * (tests capture them there).
+ */
+export function createLogger(level: Level, base: LogFields = {}, sink: LogSink = stdioSink): Logger {
+  const write = (lvl: Exclude<Level, 'silent'>, message: string, fields?: LogFields) => {
     if (order[lvl] < order[level]) return
-    const entry: Record<string, unknown> = { severity: lvl.toUpperCase(), message, ...base }
-    for (const [k, v] of Object.entries(fields ?? {})) {
-      entry[k] = v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v
+    const severity = SEVERITY[lvl]
+    const entry: LogFields = { severity, message, ...base, ...scopes.getStore()?.fields }
+    for (const [k, v] of defined(fields)) entry[k] = serialize(v)
+    // A field of the call may not pass for the line's own severity or message.
+    Object.assign(entry, { severity, message })
+    let line: string
+    try {
+      line = JSON.stringify(entry)
+    } catch (err) {
+      // A circular or BigInt field must not turn a log call into a failed request.
+      line = JSON.stringify({ severity, message, ...base, ...scopes.getStore()?.fields, log_error: serialize(err) })
     }
-    const line = JSON.stringify(entry)
-    if (lvl === 'error' || lvl === 'warn') process.stderr.write(line + '\n')
-    else process.stdout.write(line + '\n')
+    sink(redactSecrets(line), severity)
   }
   return {
     debug: (m, f) => write('debug', m, f),

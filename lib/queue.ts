@@ -1,6 +1,8 @@
 import { PubSub, type Topic } from '@google-cloud/pubsub'
 import type { z } from 'zod'
 import type { Config } from './config.js'
+import { currentLogScope } from './log.js'
+import { toTraceparent } from './trace.js'
 
 /**
  * One kind of message the platform publishes itself: its name, its schema and the topic it goes
@@ -18,6 +20,18 @@ export const messageType = <T>(kind: string, schema: z.ZodType<T>, topic: (confi
   schema,
   topic,
 })
+
+/**
+ * The request (or event) a message is published from, so that the consumer's log lines carry the
+ * same request id and trace: `request_id` and a W3C `traceparent`.
+ */
+export function correlationAttributes(): Record<string, string> {
+  const scope = currentLogScope()
+  return {
+    ...(scope?.requestId ? { request_id: scope.requestId } : {}),
+    ...(scope?.trace ? { traceparent: toTraceparent(scope.trace) } : {}),
+  }
+}
 
 export interface Queue {
   publish<T>(type: MessageType<T>, data: T, attributes?: Record<string, string>): Promise<string>
@@ -48,6 +62,9 @@ export class PubSubQueue implements Queue {
 
   async publish<T>(type: MessageType<T>, data: T, attributes: Record<string, string> = {}) {
     const body = type.schema.parse(data)
-    return this.topic(type.topic(this.config)).publishMessage({ json: body, attributes: { kind: type.kind, ...attributes } })
+    return this.topic(type.topic(this.config)).publishMessage({
+      json: body,
+      attributes: { kind: type.kind, ...correlationAttributes(), ...attributes },
+    })
   }
 }

@@ -1,7 +1,11 @@
 import { cloudEvent, http, type CloudEvent } from '@google-cloud/functions-framework'
 import type { Config } from '../lib/config.js'
+import { inLogScope } from '../lib/log.js'
+import { requestIdFrom } from '../lib/request-log.js'
+import { traceFrom, traceLogFields } from '../lib/trace.js'
 import type { OrchestratorDeps } from './deps.js'
 import { onJobStateChanged } from './job-state-changed.js'
+import { eventLogScope } from './pubsub-event.js'
 import { reconcile } from './reconcile.js'
 import { onRunRequested } from './run-requested.js'
 
@@ -15,15 +19,22 @@ export const ORCHESTRATOR_FUNCTIONS = [
   { name: 'reconcile', kind: 'http' },
 ] as const
 
+/** Every line logged while handling an event or a reconcile call carries its ids (and trace), as a service's lines carry the request's. */
 export function registerOrchestrator(deps: OrchestratorDeps) {
-  cloudEvent('runRequested', (event: CloudEvent<unknown>) => onRunRequested(deps, event))
-  cloudEvent('jobStateChanged', (event: CloudEvent<unknown>) => onJobStateChanged(deps, event))
-  http('reconcile', async (_req, res) => {
-    try {
-      res.status(200).json(await reconcile(deps))
-    } catch (err) {
-      deps.log.error('reconcile failed', { error: err })
-      res.status(500).json({ detail: 'internal error' })
-    }
+  const project = deps.config.gcpProject
+  cloudEvent('runRequested', (event: CloudEvent<unknown>) => inLogScope(eventLogScope(event, project), () => onRunRequested(deps, event)))
+  cloudEvent('jobStateChanged', (event: CloudEvent<unknown>) => inLogScope(eventLogScope(event, project), () => onJobStateChanged(deps, event)))
+  http('reconcile', async (req, res) => {
+    const requestId = requestIdFrom(req.header('x-request-id'))
+    const trace = traceFrom(req.header('traceparent'), req.header('x-cloud-trace-context'))
+    res.setHeader('X-Request-ID', requestId)
+    await inLogScope({ requestId, trace, fields: { request_id: requestId, ...traceLogFields(trace, project) } }, async () => {
+      try {
+        res.status(200).json(await reconcile(deps))
+      } catch (err) {
+        deps.log.error('reconcile failed', { error: err })
+        res.status(500).json({ detail: 'internal error' })
+      }
+    })
   })
 }

@@ -1,4 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -59,6 +61,44 @@ describe.sequential('the local suite (npm start)', () => {
     const { status, body } = await projects(first, suite.token)
     expect(status).toBe(200)
     expect(body).toEqual([expect.objectContaining({ id: suite.project_id, name: 'Demo', bucket_name: 'demo-lab-demo', org_id: suite.org_id })])
+  })
+
+  it('answers GET /healthz on every service, and writes one access line per request with its id and the caller', { timeout: 30_000 }, async () => {
+    const { suite } = first!
+    for (const [name, url] of Object.entries(suite.services)) {
+      const res = await fetch(`${url}/healthz`)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toEqual({ status: 'ok', service: name })
+    }
+
+    const trace = '4bf92f3577b34da6a3ce929d0e0e4736'
+    const res = await fetch(`${suite.services.admin}/api/v1/projects`, {
+      headers: { authorization: `Bearer ${suite.token}`, 'x-request-id': 'e2e-access-1', traceparent: `00-${trace}-00f067aa0ba902b7-01` },
+    })
+    expect(res.status).toBe(200)
+    const accessLine = () =>
+      first!
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"e2e-access-1"'))
+        .map((l) => JSON.parse(l) as Record<string, any>)
+        .filter((l) => l.httpRequest)
+    await expect.poll(() => accessLine().length, { timeout: 5_000 }).toBe(1)
+    expect(accessLine()[0]).toMatchObject({
+      severity: 'INFO',
+      service: 'admin',
+      request_id: 'e2e-access-1',
+      'logging.googleapis.com/trace': `projects/${suite.gcp_project}/traces/${trace}`,
+      principal: expect.any(String),
+      httpRequest: {
+        requestMethod: 'GET',
+        requestUrl: `${suite.services.admin}/api/v1/projects`,
+        status: 200,
+        remoteIp: '127.0.0.1',
+        protocol: 'HTTP/1.1',
+      },
+    })
+    expect(first!.output()).not.toContain(`Bearer ${suite.token}`)
   })
 
   it('lets the seeded user log in with the printed e-mail and password through its OIDC provider', { timeout: 60_000 }, async () => {
@@ -141,6 +181,8 @@ describe.sequential('the local suite (npm start)', () => {
 
     const exit = await first!.stop('SIGINT')
     expect(exit).toEqual({ code: 0, signal: null })
+    // A script waiting for suite.json must not find the file of a suite that is gone.
+    expect(existsSync(join(dataDir, 'suite.json'))).toBe(false)
 
     // Helpers such as tsx's esbuild service end on their own once their parent is gone: allow them a moment.
     const leftovers = () => {
@@ -169,6 +211,24 @@ describe.sequential('the local suite (npm start)', () => {
 
     expect(await second.stop('SIGTERM')).toEqual({ code: 0, signal: null })
     expect(emulatorProcesses(basePort)).toEqual([])
+    expect(existsSync(join(dataDir, 'suite.json'))).toBe(false)
+  })
+
+  it('removes the suite.json a crashed run left behind as soon as it starts, even when the start then fails', { timeout: 60_000 }, async () => {
+    const suiteFile = join(dataDir, 'suite.json')
+    const gone = spawnSync(process.execPath, ['-e', '']).pid
+    writeFileSync(suiteFile, JSON.stringify({ ...first!.suite, pid: gone, started_at: new Date().toISOString() }))
+    // The admin service's port is taken: the start fails after it has claimed the data folder.
+    const blocker = createServer()
+    await new Promise<void>((resolveListen) => blocker.listen(basePort + 1, '127.0.0.1', resolveListen))
+    try {
+      const result = await runStart(['--data-dir', dataDir, '--base-port', String(basePort)])
+      expect(result.code).toBe(1)
+      expect(result.stderr).toContain('is in use')
+      expect(existsSync(suiteFile)).toBe(false)
+    } finally {
+      await new Promise((resolveClose) => blocker.close(resolveClose))
+    }
   })
 
   it('says what to install and exits 1 when the Google Cloud CLI is missing', { timeout: 60_000 }, async () => {

@@ -143,7 +143,7 @@ export async function spawnLocalSuite(opts: { dataDir: string; basePort: number;
     }
     if (existsSync(suiteFile)) {
       const candidate = JSON.parse(readFileSync(suiteFile, 'utf8')) as SuiteFile
-      // A previous start's file stays behind; only this start's counts.
+      // A crashed run's file lasts until this start removes it; only this start's counts.
       if (Date.parse(candidate.started_at) >= spawnedAt) suite = candidate
     }
     if (!suite) await new Promise((r) => setTimeout(r, 200))

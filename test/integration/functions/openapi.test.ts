@@ -46,6 +46,15 @@ describe.each(SERVICES.map((s) => [s.name, s] as const))('the %s service OpenAPI
     expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/api/v1/'))).toEqual([])
   })
 
+  it('answers GET /healthz (and /health) without credentials, outside the document', async () => {
+    for (const path of ['/healthz', '/health']) {
+      const res = await call(app, 'GET', path)
+      expect(res.status).toBe(200)
+      expect(res.body).toEqual({ status: 'ok', service: name })
+    }
+    expect(Object.keys(doc.paths).filter((p) => p.includes('health'))).toEqual([])
+  })
+
   it('gives every operation at least one 2xx response (a redirect for the public browser-login steps)', () => {
     // The OIDC login and callback answer only 302: declaring a 2xx there would document a response
     // that never comes. Only public operations may succeed with a redirect alone.

@@ -14,7 +14,7 @@ describe('admin: failed logins are throttled', async () => {
   afterAll(() => stack.stop())
   const login = (email: string, password: string, address: string) =>
     call(stack.app, 'POST', '/api/v1/auth/password', { body: { email, password }, headers: { 'x-forwarded-for': `203.0.113.9, ${address}` } })
-  const newAddress = () => `198.51.100.${Math.floor(Math.random() * 250)}:${randomUUID().slice(0, 4)}`
+  const newAddress = () => `2001:db8::${randomUUID().slice(0, 4)}:${randomUUID().slice(0, 4)}`
 
   it('answers 429 with Retry-After from the sixth wrong password, and to the right one while locked', async () => {
     const address = newAddress()

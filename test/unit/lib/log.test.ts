@@ -1,0 +1,139 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { describe, expect, it } from 'vitest'
+import { createLogger, currentLogScope, inLogScope, type Level, type LogSink } from '../../../lib/log.js'
+
+/** A logger whose lines are kept, parsed, for the test to read. */
+function capture(level: Level = 'debug', base: Record<string, unknown> = { service: 'test' }) {
+  const lines: Array<Record<string, any>> = []
+  const raw: string[] = []
+  const sink: LogSink = (line) => {
+    raw.push(line)
+    lines.push(JSON.parse(line) as Record<string, any>)
+  }
+  return { log: createLogger(level, base, sink), lines, raw }
+}
+
+describe('the logger', () => {
+  it.each([
+    ['debug', 'DEBUG'],
+    ['info', 'INFO'],
+    ['warn', 'WARNING'],
+    ['error', 'ERROR'],
+  ] as const)('writes %s calls with the Cloud Logging severity %s', (method, severity) => {
+    const { log, lines } = capture()
+    log[method]('something happened', { run_id: 'r1' })
+    expect(lines).toEqual([{ severity, message: 'something happened', service: 'test', run_id: 'r1' }])
+  })
+
+  it('drops lines below LOG_LEVEL and writes nothing when silent', () => {
+    const warnOnly = capture('warn')
+    warnOnly.log.info('routine')
+    warnOnly.log.warn('odd')
+    expect(warnOnly.lines.map((l) => l.severity)).toEqual(['WARNING'])
+    const silent = capture('silent')
+    silent.log.error('lost')
+    expect(silent.lines).toEqual([])
+  })
+
+  it("keeps the line's own severity and message when a field is named like them", () => {
+    const { log, lines } = capture()
+    log.info('the real message', { severity: 'DEBUG', message: 'a forged one' })
+    expect(lines[0]).toMatchObject({ severity: 'INFO', message: 'the real message' })
+  })
+
+  it('writes an error field as its name, message and stack', () => {
+    const { log, lines } = capture()
+    log.error('failed', { error: new TypeError('bad input') })
+    expect(lines[0]!.error).toMatchObject({ name: 'TypeError', message: 'bad input', stack: expect.stringContaining('TypeError: bad input') })
+  })
+
+  it('still writes a line when a field cannot be serialized', () => {
+    const { log, lines } = capture()
+    const circular: Record<string, unknown> = {}
+    circular.self = circular
+    expect(() => log.warn('odd value', { circular, big: 1n })).not.toThrow()
+    expect(lines[0]).toMatchObject({ severity: 'WARNING', message: 'odd value', log_error: { name: 'TypeError' } })
+  })
+
+  it('redacts platform tokens and JWTs that slipped into a message or a field', () => {
+    const { log, raw } = capture()
+    const pat = 'plat_pat_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V'
+    const session = 'plat_ses_' + 'Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp'
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c2VyLTEifQ.c2lnbmF0dXJlLWJ5dGVz'
+    log.error(`rejected Bearer ${pat}`, { cookie: `platform_session=${session}`, header: `Bearer ${jwt}` })
+    const line = raw[0]!
+    expect(line).not.toContain(pat)
+    expect(line).not.toContain(session)
+    expect(line).not.toContain(jwt)
+    expect(line).toContain('plat_pat_[redacted]')
+    expect(line).toContain('[redacted JWT]')
+  })
+
+  it('leaves short token hints (prefix and four characters) readable', () => {
+    const { log, lines } = capture()
+    log.info('token listed', { hint: 'plat_pat_a1B2' })
+    expect(lines[0]!.hint).toBe('plat_pat_a1B2')
+  })
+})
+
+describe('the log scope', () => {
+  /** Stands for a store or the run lifecycle: code that logs without being handed any request id. */
+  async function deepInside(log: ReturnType<typeof capture>['log']) {
+    await sleep(1)
+    await Promise.resolve()
+    await new Promise<void>((resolve) =>
+      setImmediate(() => {
+        log.warn('publish failed', { run_id: 'r1' })
+        resolve()
+      }),
+    )
+  }
+
+  it('puts the request id on every line logged while serving the request, however deep and however many awaits later', async () => {
+    const { log, lines } = capture()
+    await inLogScope({ requestId: 'req-1', fields: { request_id: 'req-1' } }, async () => {
+      log.info('start')
+      await deepInside(log)
+    })
+    log.info('after the request')
+    expect(lines.map((l) => [l.message, l.request_id])).toEqual([
+      ['start', 'req-1'],
+      ['publish failed', 'req-1'],
+      ['after the request', undefined],
+    ])
+  })
+
+  it('keeps concurrent requests apart', async () => {
+    const { log, lines } = capture()
+    await Promise.all(
+      ['a', 'b', 'c'].map((id) =>
+        inLogScope({ requestId: id, fields: { request_id: id } }, async () => {
+          await sleep(id === 'a' ? 5 : 1)
+          log.info(`work of ${id}`)
+        }),
+      ),
+    )
+    expect(lines.map((l) => [l.message, l.request_id]).sort()).toEqual([
+      ['work of a', 'a'],
+      ['work of b', 'b'],
+      ['work of c', 'c'],
+    ])
+  })
+
+  it("adds a nested scope's fields to the outer ones, an undefined field leaving the outer value", () => {
+    const { log, lines } = capture()
+    inLogScope({ requestId: 'req-1', fields: { request_id: 'req-1' } }, () =>
+      inLogScope({ fields: { event_id: 'e1', request_id: undefined } }, () => {
+        expect(currentLogScope()?.requestId).toBe('req-1')
+        log.info('nested')
+      }),
+    )
+    expect(lines[0]).toMatchObject({ request_id: 'req-1', event_id: 'e1' })
+  })
+
+  it("lets a call's own field win over the scope's, and the scope's over the logger's base", () => {
+    const { log, lines } = capture('debug', { service: 'test', component: 'base' })
+    inLogScope({ fields: { component: 'scope', request_id: 'req-1' } }, () => log.info('x', { request_id: 'explicit' }))
+    expect(lines[0]).toMatchObject({ component: 'scope', request_id: 'explicit' })
+  })
+})
