@@ -49,6 +49,12 @@ const EnvSchema = z.object({
   SHARED_REFERENCE_BUCKETS: z.string().default(''),
 
   /**
+   * The platform's own public origins (scheme://host[:port]), comma-separated: a state-changing
+   * request authenticated by the platform_session cookie must come from one of them. The origins of
+   * ADMIN_PUBLIC_URL and FILES_PUBLIC_URL are always included.
+   */
+  PUBLIC_ORIGINS: z.string().default(''),
+  /**
    * Proxies in front of the services that append the client's address to X-Forwarded-For: 1
    * behind Google's front end (Cloud Functions, a load balancer), 0 when clients connect directly
    * (the local suite). The client's address is the entry that many places from the right; with 0
@@ -81,11 +87,28 @@ export interface Config {
   batch: { backend: 'cloud' | 'local'; region: string; localWorkRoot?: string }
   storage: { backend: 'gcs' | 'local'; localRoot?: string; signingSecret?: string; filesPublicUrl?: string; sharedBuckets: string[] }
   trustedProxyHops: number
+  /** Origins allowed to send cookie-authenticated state-changing requests. */
+  publicOrigins: string[]
   logLevel: Env['LOG_LEVEL']
 }
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
+}
+
+function publicOrigins(e: Env): string[] {
+  const listed = e.PUBLIC_ORIGINS.split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+  const origins = [...listed, e.ADMIN_PUBLIC_URL, e.FILES_PUBLIC_URL].flatMap((u) => {
+    if (!u) return []
+    try {
+      return [new URL(u).origin]
+    } catch {
+      throw new ConfigError(`invalid configuration: PUBLIC_ORIGINS: '${u}' is not a URL`)
+    }
+  })
+  return [...new Set(origins)]
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -146,6 +169,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         .filter(Boolean),
     },
     trustedProxyHops: e.TRUSTED_PROXY_HOPS,
+    publicOrigins: publicOrigins(e),
     logLevel: e.LOG_LEVEL,
   }
 }

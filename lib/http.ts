@@ -2,7 +2,9 @@ import { Timestamp } from '@google-cloud/firestore'
 import { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { BlankEnv } from 'hono/types'
+import { bodyLimit } from 'hono/body-limit'
 import { getCookie } from 'hono/cookie'
+import { secureHeaders } from 'hono/secure-headers'
 import { canInOrg, canInProject, rolesFrom, type Principal, type ProjectRecord, type UserRecord } from './auth/access.js'
 import type { AuditContext } from './audit.js'
 import { ApiError, badRequest, defaultHook, errorHandler, forbidden, notFound, unauthorized } from './errors.js'
@@ -187,6 +189,45 @@ export async function loadProjectFor<E extends AppEnv>(ctx: Context<E>, id: stri
   return project
 }
 
+const MIB = 1024 * 1024
+/** Every request body: 1 MiB (OWASP API4). Nothing of the API takes more; files go to storage through signed addresses. */
+export const MAX_BODY_BYTES = MIB
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/**
+ * A state-changing request authenticated by the session cookie must come from one of the
+ * platform's own origins (CSRF): browsers send Origin on every cross-site or non-GET request, so
+ * one that is missing or foreign is refused. Bearer-token requests carry no ambient credential and
+ * are not concerned.
+ */
+async function assertSameOrigin(c: Context<AppEnv>): Promise<void> {
+  if (SAFE_METHODS.has(c.req.method)) return
+  const origin = c.req.header('origin')
+  if (origin && c.var.deps.config.publicOrigins.includes(origin)) return
+  await refuse(
+    c,
+    {
+      reason: `cross-origin request with the session cookie (Origin: ${origin?.slice(0, 200) ?? 'none'})`,
+      detail: 'cross-origin request refused: a request made with the platform_session cookie must come from the platform itself',
+    },
+    {},
+    { type: 'session', id: c.var.principal.credentialId ?? '-' },
+  )
+}
+
+/** Over HTTPS: the request's own scheme, or what a trusted proxy says it was. */
+function isHttps(c: Context, config: KernelDeps['config']): boolean {
+  if (new URL(c.req.url).protocol === 'https:') return true
+  return config.trustedProxyHops > 0 && c.req.header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https'
+}
+
+/** Hono's secure headers on every response (nosniff, Referrer-Policy, …), with HSTS only over HTTPS, where it means something. */
+function securityHeaders(config: KernelDeps['config']): MiddlewareHandler {
+  const plain = secureHeaders({ strictTransportSecurity: false })
+  const https = secureHeaders({ strictTransportSecurity: 'max-age=31536000; includeSubDomains' })
+  return (c, next) => (isHttps(c, config) ? https(c, next) : plain(c, next))
+}
+
 export interface ServiceOptions<D extends KernelDeps> {
   name: string
   title: string
@@ -211,11 +252,19 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     (opts.publicPaths ?? []).some((p) => (p.endsWith('*') ? path.startsWith(API_PREFIX + p.slice(0, -1)) : path === API_PREFIX + p))
 
   app.use('*', requestLogging(deps))
+  app.use('*', securityHeaders(deps.config))
+  // Limited before anything reads the body (chunked bodies are counted as they arrive).
+  app.use(
+    '*',
+    bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json({ detail: `the request body is larger than ${MAX_BODY_BYTES / MIB} MiB` }, 413) }),
+  )
   app.use(`${API_PREFIX}/*`, async (c, next) => {
     if (isPublic(c.req.path)) return next()
     // The kernel's middleware reads only the kernel's part of the service's dependencies.
     const ctx = kernelContext(c)
-    ctx.set('principal', await resolvePrincipal(deps, ctx))
+    const principal = await resolvePrincipal(deps, ctx)
+    ctx.set('principal', principal)
+    if (principal.method === 'session') await assertSameOrigin(ctx)
     if (opts.projectScoped) return projectScope()(ctx, next)
     return next()
   })
