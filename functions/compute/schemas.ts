@@ -130,7 +130,7 @@ export const ForceQuery = z.object({
   force: z.enum(['true', 'false']).optional().openapi({ description: 'true: overwrite an existing pipeline with the same slug and version' }),
 })
 
-export const RunStatusSchema = z.enum(RUN_STATUSES)
+export const RunStatusSchema = z.enum(RUN_STATUSES).openapi('RunStatus')
 
 export const Run = z
   .object({
