@@ -171,6 +171,10 @@ export type SubmitRun = z.infer<typeof SubmitRun>
 export const RunListQuery = z.object({
   order_id: z.string().min(1).optional(),
   status: RunStatusSchema.optional(),
+  name: z.string().min(1).max(200).optional().openapi({
+    description: 'Only the run with this exact name (<slug>-<UTC timestamp>); not combined with order_id or status',
+    example: 'hello-local-20261122T171710Z',
+  }),
 })
 
 export const RunOutput = z
