@@ -70,7 +70,8 @@ export async function apiFiles(): Promise<Map<string, string>> {
   for (const service of SERVICES) {
     const doc = await serviceDocument(service.name)
     files.set(`${service.name}.openapi.json`, JSON.stringify(doc, null, 2) + '\n')
-    const types = astToString(await openapiTS(structuredClone(doc), { silent: true }))
+    // defaultNonNullable off: a request field with a default stays optional, as the document's `required` says.
+    const types = astToString(await openapiTS(structuredClone(doc), { silent: true, defaultNonNullable: false }))
     files.set(`${service.name}.ts`, generatedFrom(`the ${service.name} service's OpenAPI document`) + types + enumValues(doc))
   }
   const entries = SERVICES.map((s) => `  ${JSON.stringify({ name: s.name, title: s.title, port: s.port, projectScoped: s.projectScoped })},`)

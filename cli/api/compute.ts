@@ -148,11 +148,7 @@ export interface components {
             id: string;
             slug: string;
             name: string;
-            /**
-             * @description direct_nextflow: a Nextflow pipeline; direct_wdl: a WDL workflow run by Cromwell; container_entrypoint: a container run with a custom entrypoint
-             * @enum {string}
-             */
-            type: "direct_nextflow" | "direct_wdl" | "container_entrypoint";
+            type: components["schemas"]["PipelineType"];
             /** @description Container image of the engine (or, for container_entrypoint, of the tool) */
             container: string;
             tags: string[];
@@ -175,6 +171,11 @@ export interface components {
             created: string;
             updated: string;
         };
+        /**
+         * @description direct_nextflow: a Nextflow pipeline; direct_wdl: a WDL workflow run by Cromwell; container_entrypoint: a container run with a custom entrypoint
+         * @enum {string}
+         */
+        PipelineType: "direct_nextflow" | "direct_wdl" | "container_entrypoint";
         PipelineInput: {
             name: string;
             /**
@@ -190,7 +191,7 @@ export interface components {
             min_items?: number;
             max_items?: number;
             /** @default false */
-            required: boolean;
+            required?: boolean;
             description?: string;
         };
         PipelineWorkflow: {
@@ -214,25 +215,21 @@ export interface components {
         CreatePipeline: {
             slug: string;
             name: string;
-            /**
-             * @description direct_nextflow: a Nextflow pipeline; direct_wdl: a WDL workflow run by Cromwell; container_entrypoint: a container run with a custom entrypoint
-             * @enum {string}
-             */
-            type: "direct_nextflow" | "direct_wdl" | "container_entrypoint";
+            type: components["schemas"]["PipelineType"];
             container: string;
             /** @example 1.2.0 */
             version: string;
             /** @default [] */
-            tags: string[];
+            tags?: string[];
             /** @default  */
-            description: string;
+            description?: string;
             /** @default [] */
-            inputs: components["schemas"]["PipelineInput"][];
+            inputs?: components["schemas"]["PipelineInput"][];
             /**
              * @description Accept params beyond the declared inputs and pass them through
              * @default false
              */
-            additional_params: boolean;
+            additional_params?: boolean;
             /** @description container_entrypoint: the container entrypoint (e.g. /bin/sh) */
             entrypoint?: string;
             /** @description container_entrypoint: the arguments given to the entrypoint */
@@ -256,11 +253,7 @@ export interface components {
             pipeline_id: string;
             pipeline_slug: string;
             pipeline_version: string;
-            /**
-             * @description direct_nextflow: a Nextflow pipeline; direct_wdl: a WDL workflow run by Cromwell; container_entrypoint: a container run with a custom entrypoint
-             * @enum {string}
-             */
-            pipeline_type: "direct_nextflow" | "direct_wdl" | "container_entrypoint";
+            pipeline_type: components["schemas"]["PipelineType"];
             order_id?: string;
             params: {
                 [key: string]: unknown;
@@ -286,11 +279,11 @@ export interface components {
             pipeline_id: string;
             order_id?: string;
             /** @default {} */
-            params: {
+            params?: {
                 [key: string]: unknown;
             };
             /** @default [] */
-            tags: string[];
+            tags?: string[];
             profile?: string;
         };
         RunOutput: {
@@ -323,7 +316,7 @@ export interface operations {
                 /** @description X-Next-Page-Token of the previous page */
                 page_token?: string;
                 /** @description direct_nextflow: a Nextflow pipeline; direct_wdl: a WDL workflow run by Cromwell; container_entrypoint: a container run with a custom entrypoint */
-                type?: "direct_nextflow" | "direct_wdl" | "container_entrypoint";
+                type?: components["schemas"]["PipelineType"];
                 tag?: string;
                 slug?: string;
             };
@@ -1084,4 +1077,5 @@ export interface operations {
     };
 }
 
+export const pipelineTypeValues = ["direct_nextflow","direct_wdl","container_entrypoint"] as const satisfies ReadonlyArray<components["schemas"]["PipelineType"]>;
 export const runStatusValues = ["queued","running","succeeded","failed","cancelled"] as const satisfies ReadonlyArray<components["schemas"]["RunStatus"]>;

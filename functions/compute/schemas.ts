@@ -10,7 +10,7 @@ const version = z
   .refine(isSemver, 'a semantic version such as 1.2.0 (major.minor.patch, optional -prerelease)')
   .openapi({ example: '1.2.0' })
 
-export const PipelineTypeSchema = z.enum(PIPELINE_TYPES).openapi({
+export const PipelineTypeSchema = z.enum(PIPELINE_TYPES).openapi('PipelineType', {
   description:
     'direct_nextflow: a Nextflow pipeline; direct_wdl: a WDL workflow run by Cromwell; container_entrypoint: a container run with a custom entrypoint',
 })
