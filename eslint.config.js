@@ -1,6 +1,43 @@
 // Lint rules for the whole repository (npm run lint). Type checking itself is tsc's job (strict).
+import { readFileSync } from 'node:fs'
+import { dirname, relative, resolve, sep } from 'node:path'
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
+
+/**
+ * The CLI talks to the platform through its public API only: a file under cli/ imports other files
+ * under cli/ (the API's types are generated into cli/api/), Node's modules and cli/package.json's
+ * own dependencies, never the services' code.
+ */
+const cliRoot = resolve(import.meta.dirname, 'cli')
+const cliDependencies = Object.keys(JSON.parse(readFileSync(resolve(cliRoot, 'package.json'), 'utf8')).dependencies ?? {})
+const packageOf = (source) =>
+  source
+    .split('/')
+    .slice(0, source.startsWith('@') ? 2 : 1)
+    .join('/')
+const cliBoundary = {
+  meta: {
+    type: 'problem',
+    messages: {
+      outside: "'{{source}}' is outside cli/: the CLI uses the public API only (its types: npm run generate, in cli/api/)",
+      dependency: "'{{source}}' is not a dependency in cli/package.json",
+    },
+  },
+  create(context) {
+    const check = (node) => {
+      const source = node.source?.value
+      if (typeof source !== 'string' || source.startsWith('node:')) return
+      if (source.startsWith('.')) {
+        const path = relative(cliRoot, resolve(dirname(context.filename), source))
+        if (path === '..' || path.startsWith(`..${sep}`)) context.report({ node: node.source, messageId: 'outside', data: { source } })
+      } else if (!cliDependencies.includes(packageOf(source))) {
+        context.report({ node: node.source, messageId: 'dependency', data: { source } })
+      }
+    }
+    return { ImportDeclaration: check, ExportAllDeclaration: check, ExportNamedDeclaration: check, ImportExpression: check }
+  },
+}
 
 export default tseslint.config(
   // cli/api/ is generated (npm run generate); tsc still checks it.
@@ -36,6 +73,11 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
       'no-console': 'off',
     },
+  },
+  {
+    files: ['cli/**/*.{ts,js}'],
+    plugins: { platform: { rules: { 'cli-boundary': cliBoundary } } },
+    rules: { 'platform/cli-boundary': 'error' },
   },
   {
     // Tests read loosely typed JSON bodies.
