@@ -1,13 +1,14 @@
 // Lint rules for the whole repository (npm run lint). Type checking itself is tsc's job (strict).
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, relative, resolve, sep } from 'node:path'
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 /**
  * The import boundaries of DESIGN.md: dependencies point inward. The kernel (lib/) imports no
  * domain, service, orchestrator, CLI or suite code; the domain (domain/) has no HTTP and knows no
- * service; a service never imports another service; the CLI talks HTTP only and imports nothing
- * of the server. Patterns match the import specifier (relative paths included).
+ * service; a service never imports another service; the CLI's own rule is below. Patterns match
+ * the import specifier (relative paths included).
  */
 const outside = (...folders) => folders.map((f) => `**/${f}/**`)
 const restrict = (patterns, message) => ({ 'no-restricted-imports': ['error', { patterns: [{ group: patterns, message }] }] })
@@ -39,17 +40,46 @@ const boundaries = [
       `a service imports the kernel and the domain, never another service (functions/${name})`,
     ),
   })),
-  {
-    files: ['cli/**/*.ts'],
-    rules: restrict(
-      outside('lib', 'domain', 'functions', 'orchestrator', 'emulators', 'test'),
-      'the CLI talks HTTP to the public API only: it imports nothing of the server',
-    ),
-  },
 ]
 
+/**
+ * The CLI talks to the platform through its public API only: a file under cli/ imports other files
+ * under cli/ (the API's types are generated into cli/api/), Node's modules and cli/package.json's
+ * own dependencies, never the services' code.
+ */
+const cliRoot = resolve(import.meta.dirname, 'cli')
+const cliDependencies = Object.keys(JSON.parse(readFileSync(resolve(cliRoot, 'package.json'), 'utf8')).dependencies ?? {})
+const packageOf = (source) =>
+  source
+    .split('/')
+    .slice(0, source.startsWith('@') ? 2 : 1)
+    .join('/')
+const cliBoundary = {
+  meta: {
+    type: 'problem',
+    messages: {
+      outside: "'{{source}}' is outside cli/: the CLI uses the public API only (its types: npm run generate, in cli/api/)",
+      dependency: "'{{source}}' is not a dependency in cli/package.json",
+    },
+  },
+  create(context) {
+    const check = (node) => {
+      const source = node.source?.value
+      if (typeof source !== 'string' || source.startsWith('node:')) return
+      if (source.startsWith('.')) {
+        const path = relative(cliRoot, resolve(dirname(context.filename), source))
+        if (path === '..' || path.startsWith(`..${sep}`)) context.report({ node: node.source, messageId: 'outside', data: { source } })
+      } else if (!cliDependencies.includes(packageOf(source))) {
+        context.report({ node: node.source, messageId: 'dependency', data: { source } })
+      }
+    }
+    return { ImportDeclaration: check, ExportAllDeclaration: check, ExportNamedDeclaration: check, ImportExpression: check }
+  },
+}
+
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.local/', 'coverage/'] },
+  // cli/api/ is generated (npm run generate); tsc still checks it.
+  { ignores: ['node_modules/', 'dist/', '.local/', 'coverage/', 'cli/api/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -83,6 +113,11 @@ export default tseslint.config(
     },
   },
   ...boundaries,
+  {
+    files: ['cli/**/*.{ts,js}'],
+    plugins: { platform: { rules: { 'cli-boundary': cliBoundary } } },
+    rules: { 'platform/cli-boundary': 'error' },
+  },
   {
     // Tests read loosely typed JSON bodies.
     files: ['test/**/*.ts'],

@@ -1,123 +1,34 @@
 /**
- * The one typed client of the platform's public HTTP API used by the CLI (admin and compute
- * services). It knows paths, headers, paging and retries; it knows nothing about the terminal.
+ * The one client of the platform's public HTTP API used by the CLI. Its paths, parameters and
+ * bodies are typed by the services' own OpenAPI documents (cli/api/, written by `npm run generate`)
+ * through openapi-fetch; this file adds what the CLI needs around it: the bearer token and its
+ * renewal, timeouts, retries of what is safe to retry, paging, and errors the CLI can explain.
+ * It knows nothing about the terminal.
  */
+import createClient, { type Client } from 'openapi-fetch'
+import type { components as AdminComponents, paths as AdminPaths } from './api/admin.js'
+import { runStatusValues, type components as ComputeComponents, type paths as ComputePaths } from './api/compute.js'
+import type { ServiceName } from './api/services.js'
 
-export type ServiceName = 'admin' | 'compute'
+export type { ServiceName }
 
-export const API_PREFIX = '/api/v1'
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+type AdminSchemas = AdminComponents['schemas']
+type ComputeSchemas = ComputeComponents['schemas']
 
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const
-export type RunStatus = (typeof RUN_STATUSES)[number]
+export type Me = AdminSchemas['CurrentUser']
+export type DefaultContext = AdminSchemas['DefaultContext']
+export type Project = AdminSchemas['Project']
+export type TokenResponse = AdminSchemas['LoginTokens']
+export type Pipeline = ComputeSchemas['Pipeline']
+export type PipelineInput = ComputeSchemas['PipelineInput']
+export type Run = ComputeSchemas['Run']
+export type RunStatus = ComputeSchemas['RunStatus']
+export type RunOutput = ComputeSchemas['RunOutput']
+export type SubmitRun = ComputeSchemas['SubmitRun']
+
+export const RUN_STATUSES: readonly RunStatus[] = runStatusValues
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>(['succeeded', 'failed', 'cancelled'])
-
-export interface Me {
-  id: string
-  kind: 'user' | 'service_user'
-  email?: string
-  name: string
-  platform_admin: boolean
-  auth_method: string
-  org_roles: Record<string, string>
-  project_roles: Record<string, string[]>
-}
-
-export interface DefaultContext {
-  project_id: string | null
-  org_id: string | null
-}
-
-export interface Project {
-  id: string
-  name: string
-  slug: string
-  org_id: string
-  org_name: string
-  bucket_name: string
-  credentials_configured?: boolean
-}
-
-export interface TokenResponse {
-  access_token: string
-  refresh_token?: string
-  /** Seconds the access token stays valid. */
-  expires_in?: number
-  token_type?: string
-}
-
-export interface PipelineInput {
-  name: string
-  type: 'string' | 'integer' | 'number' | 'boolean' | 'file' | 'storage_path' | 'array'
-  /** The item type of an array input: string, file or storage_path. */
-  items?: string
-  min_items?: number
-  max_items?: number
-  required: boolean
-  description?: string
-}
-
-export interface Pipeline {
-  id: string
-  slug: string
-  name: string
-  version: string
-  type: 'direct_nextflow' | 'direct_wdl' | 'container_entrypoint'
-  container: string
-  tags: string[]
-  description: string
-  inputs: PipelineInput[]
-  required_inputs: string[]
-  /** Params beyond the declared inputs are accepted and passed through. */
-  additional_params: boolean
-  default_profile?: string
-  /** platform: pre-registered, seen by every project; project: created in this project. */
-  scope?: 'platform' | 'project'
-}
-
-export interface Run {
-  id: string
-  /** <slug>-<UTC timestamp> */
-  name: string
-  status: RunStatus
-  pipeline_id: string
-  pipeline_slug?: string
-  pipeline_version?: string
-  order_id?: string
-  params: Record<string, unknown>
-  tags: string[]
-  profile?: string
-  created: string
-  started?: string
-  finished?: string
-  /** Seconds from started to finished. */
-  duration?: number
-  /** gs://<bucket>/runs/<id>/, on success. */
-  output?: string
-  error_message?: string
-  /** Why a run is still queued (quota, permissions, connectivity), when the platform knows. */
-  status_reason?: string
-}
-
-export interface RunOutput {
-  /** Path below the run's output folder. */
-  name: string
-  /** Object name in the project bucket. */
-  path: string
-  /** gs://<bucket>/<path> */
-  uri: string
-  size: number
-  updated: string
-  content_type?: string
-}
-
-export interface SubmitRun {
-  pipeline_id: string
-  params: Record<string, unknown>
-  order_id?: string
-  tags?: string[]
-  profile?: string
-}
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Where the bearer token comes from; the client asks again after a 401 once `renew` says it has a new one. */
 export interface Auth {
@@ -163,6 +74,7 @@ export class AbortedError extends Error {
 export interface ClientOptions {
   /** The base address of a service (without /api/v1); may throw when the profile has none. */
   baseUrl: (service: ServiceName) => string
+  /** Without it, requests carry no Authorization header (login, token refresh). */
   auth?: Auth
   timeoutMs?: number
   userAgent?: string
@@ -172,19 +84,16 @@ export interface ClientOptions {
   retryDelaysMs?: number[]
 }
 
-interface RequestOptions {
-  query?: Record<string, string | number | undefined>
-  body?: unknown
-  project?: string
-  headers?: Record<string, string>
-  /** Login and refresh carry no Authorization header. */
-  anonymous?: boolean
+/** One page of a list, and the token of the next when more items exist (X-Next-Page-Token). */
+export interface Page<T> {
+  items: T[]
+  nextPageToken?: string
 }
 
-interface Answer<T> {
-  status: number
-  body: T
-  headers: Headers
+/** Which part of a list to read: `limit` items (every item when absent), starting at `pageToken`. */
+export interface PageRequest {
+  limit?: number
+  pageToken?: string
 }
 
 const PAGE_SIZE_ALL = 500
@@ -237,142 +146,185 @@ function detailOf(body: unknown, res: Response): string {
   return res.statusText || `HTTP ${res.status}`
 }
 
-const seg = encodeURIComponent
-
-export class PlatformClient {
-  private readonly timeoutMs: number
-  private readonly retryDelaysMs: number[]
-
-  constructor(private readonly opts: ClientOptions) {
-    this.timeoutMs = opts.timeoutMs ?? 30_000
-    this.retryDelaysMs = opts.retryDelaysMs ?? [300, 1000]
-  }
-
-  private async request<T>(service: ServiceName, method: string, path: string, opts: RequestOptions = {}): Promise<Answer<T>> {
-    const base = this.opts.baseUrl(service).replace(/\/+$/, '')
-    const query = new URLSearchParams()
-    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== '') query.set(k, String(v))
-    const url = `${base}${API_PREFIX}${path}${query.size ? `?${query}` : ''}`
-    // A POST is only repeated when it carries an idempotency key: the server then answers a repeat with the first result.
-    const retryable = method === 'GET' || Boolean(opts.headers?.['Idempotency-Key'])
+/**
+ * What openapi-fetch sends its requests through: adds the token, the user agent and the timeout;
+ * retries 502/503/504 and transient network failures of a GET, or of a POST that carries an
+ * Idempotency-Key (the service then answers a repeat with the first result); renews the token once
+ * after a 401; and turns every failure into HttpError, UnreachableError or AbortedError, so that a
+ * call either returns the typed body or throws.
+ */
+function transport(service: ServiceName, base: string, opts: ClientOptions, auth: Auth | undefined) {
+  const timeoutMs = opts.timeoutMs ?? 30_000
+  const retryDelaysMs = opts.retryDelaysMs ?? [300, 1000]
+  return async (request: Request): Promise<Response> => {
+    const body = request.body ? await request.text() : undefined
+    const retryable = request.method === 'GET' || request.headers.has('idempotency-key')
     let renewed = false
     for (let attempt = 0; ; attempt++) {
-      const headers: Record<string, string> = { accept: 'application/json', ...opts.headers }
-      if (this.opts.userAgent) headers['user-agent'] = this.opts.userAgent
-      if (opts.body !== undefined) headers['content-type'] = 'application/json'
-      if (opts.project) headers['x-project-id'] = opts.project
-      if (!opts.anonymous && this.opts.auth) headers.authorization = `Bearer ${await this.opts.auth.token()}`
-      const signals = [AbortSignal.timeout(this.timeoutMs), ...(this.opts.signal ? [this.opts.signal] : [])]
+      const headers = new Headers(request.headers)
+      headers.set('accept', 'application/json')
+      if (opts.userAgent) headers.set('user-agent', opts.userAgent)
+      if (auth) headers.set('authorization', `Bearer ${await auth.token()}`)
+      const signals = [AbortSignal.timeout(timeoutMs), ...(opts.signal ? [opts.signal] : [])]
       let res: Response
       try {
-        res = await fetch(url, {
-          method,
-          headers,
-          body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-          signal: AbortSignal.any(signals),
-        })
+        res = await fetch(request.url, { method: request.method, headers, body, signal: AbortSignal.any(signals) })
       } catch (error) {
-        if (this.opts.signal?.aborted) throw new AbortedError()
-        const { reason, code } = networkReason(error, this.timeoutMs)
-        const delay = this.retryDelaysMs[attempt]
+        if (opts.signal?.aborted) throw new AbortedError()
+        const { reason, code } = networkReason(error, timeoutMs)
+        const delay = retryDelaysMs[attempt]
         if (retryable && code && TRANSIENT_CODES.has(code) && delay !== undefined) {
-          await sleep(delay, this.opts.signal)
+          await sleep(delay, opts.signal)
           continue
         }
         throw new UnreachableError(service, base, reason)
       }
-      if (res.status === 401 && !opts.anonymous && !renewed && this.opts.auth) {
+      if (res.status === 401 && auth && !renewed) {
         renewed = true
-        if (await this.opts.auth.renew()) {
+        if (await auth.renew()) {
           await res.body?.cancel()
           continue
         }
       }
-      const delay = this.retryDelaysMs[attempt]
+      const delay = retryDelaysMs[attempt]
       if (RETRY_STATUSES.has(res.status) && retryable && delay !== undefined) {
         await res.body?.cancel()
-        await sleep(delay, this.opts.signal)
+        await sleep(delay, opts.signal)
         continue
       }
-      const body = await readBody(res)
-      if (!res.ok) throw new HttpError(service, method, url, res.status, detailOf(body, res), res.headers.get('x-request-id') ?? undefined)
-      return { status: res.status, body: body as T, headers: res.headers }
+      if (!res.ok) {
+        const detail = detailOf(await readBody(res), res)
+        throw new HttpError(service, request.method, request.url, res.status, detail, res.headers.get('x-request-id') ?? undefined)
+      }
+      return res
     }
   }
+}
 
-  /** Follows X-Next-Page-Token until `limit` items are collected or the list ends. */
-  private async list<T>(service: ServiceName, path: string, opts: RequestOptions & { limit?: number } = {}): Promise<T[]> {
-    const items: T[] = []
-    let token: string | undefined
-    do {
-      const want = opts.limit === undefined ? PAGE_SIZE_ALL : Math.min(opts.limit - items.length, MAX_PAGE_SIZE)
-      const page = await this.request<T[]>(service, 'GET', path, { ...opts, query: { ...opts.query, page_size: want, page_token: token } })
-      if (!Array.isArray(page.body)) throw new HttpError(service, 'GET', path, page.status, 'expected a JSON array')
-      items.push(...page.body)
-      token = page.headers.get('x-next-page-token') ?? undefined
-    } while (token && (opts.limit === undefined || items.length < opts.limit))
-    return opts.limit === undefined ? items : items.slice(0, opts.limit)
+/** A call's result once the transport has thrown every failure: the body is there. */
+function body<T>(result: { data?: T; response: Response }): T {
+  if (result.data === undefined) throw new Error(`${result.response.url} answered ${result.response.status} without a body`)
+  return result.data
+}
+
+/** Reads pages of a list until `limit` items are collected or the list ends; the next token tells where it stopped. */
+async function collect<T>(
+  fetchPage: (pageSize: number, pageToken: string | undefined) => Promise<{ data?: T[]; response: Response }>,
+  req: PageRequest = {},
+): Promise<Page<T>> {
+  const items: T[] = []
+  let token = req.pageToken
+  do {
+    // Asking for exactly what is missing ends a limited read on a page boundary, so the service's next token is where it stopped.
+    const want = req.limit === undefined ? PAGE_SIZE_ALL : Math.min(req.limit - items.length, MAX_PAGE_SIZE)
+    const page = await fetchPage(want, token)
+    items.push(...body(page))
+    token = page.response.headers.get('x-next-page-token') ?? undefined
+  } while (token && (req.limit === undefined || items.length < req.limit))
+  return { items, nextPageToken: token }
+}
+
+const projectHeader = (project: string) => ({ 'x-project-id': project })
+
+export class PlatformClient {
+  private adminClient?: Client<AdminPaths>
+  private computeClient?: Client<ComputePaths>
+  private anonymousAdmin?: Client<AdminPaths>
+
+  constructor(private readonly opts: ClientOptions) {}
+
+  /** Made on first use: a profile without the address of a service fails only when that service is called. */
+  private make<P extends object>(service: ServiceName, auth: Auth | undefined): Client<P> {
+    const base = this.opts.baseUrl(service).replace(/\/+$/, '')
+    return createClient<P>({ baseUrl: base, fetch: transport(service, base, this.opts, auth) })
+  }
+  private get admin() {
+    return (this.adminClient ??= this.make<AdminPaths>('admin', this.opts.auth))
+  }
+  private get compute() {
+    return (this.computeClient ??= this.make<ComputePaths>('compute', this.opts.auth))
+  }
+  /** Login and refresh carry no Authorization header. */
+  private get anonymous() {
+    return (this.anonymousAdmin ??= this.make<AdminPaths>('admin', undefined))
   }
 
   // Admin service
 
   async me(): Promise<Me> {
-    return (await this.request<Me>('admin', 'GET', '/users/me')).body
+    return body(await this.admin.GET('/api/v1/users/me'))
   }
 
   async defaultContext(): Promise<DefaultContext> {
-    return (await this.request<DefaultContext>('admin', 'GET', '/users/me/default-context')).body
+    return body(await this.admin.GET('/api/v1/users/me/default-context'))
   }
 
   async projects(): Promise<Project[]> {
-    return this.list<Project>('admin', '/projects')
+    const page = await collect((page_size, page_token) => this.admin.GET('/api/v1/projects', { params: { query: { page_size, page_token } } }))
+    return page.items
   }
 
   async passwordLogin(email: string, password: string): Promise<TokenResponse> {
-    return (await this.request<TokenResponse>('admin', 'POST', '/auth/password', { body: { email, password }, anonymous: true })).body
+    return body(await this.anonymous.POST('/api/v1/auth/password', { body: { email, password } }))
   }
 
   async refresh(refreshToken: string): Promise<TokenResponse> {
-    return (await this.request<TokenResponse>('admin', 'POST', '/auth/refresh', { body: { refresh_token: refreshToken }, anonymous: true })).body
+    return body(await this.anonymous.POST('/api/v1/auth/refresh', { body: { refresh_token: refreshToken } }))
   }
 
   // Compute service (project-scoped)
 
-  async listPipelines(project: string, filters: { type?: string; tag?: string } = {}): Promise<Pipeline[]> {
-    return this.list<Pipeline>('compute', '/pipelines', { project, query: filters })
+  async listPipelines(project: string, filters: { type?: Pipeline['type']; tag?: string } = {}): Promise<Pipeline[]> {
+    const page = await collect((page_size, page_token) =>
+      this.compute.GET('/api/v1/pipelines', { params: { header: projectHeader(project), query: { ...filters, page_size, page_token } } }),
+    )
+    return page.items
   }
 
   async getPipeline(project: string, id: string): Promise<Pipeline> {
-    return (await this.request<Pipeline>('compute', 'GET', `/pipelines/${seg(id)}`, { project })).body
+    return body(await this.compute.GET('/api/v1/pipelines/{id}', { params: { header: projectHeader(project), path: { id } } }))
   }
 
   async getPipelineBySlug(project: string, slug: string, version?: string): Promise<Pipeline> {
-    return (await this.request<Pipeline>('compute', 'GET', `/pipelines/slug/${seg(slug)}`, { project, query: { version } })).body
+    return body(
+      await this.compute.GET('/api/v1/pipelines/slug/{slug}', { params: { header: projectHeader(project), path: { slug }, query: { version } } }),
+    )
   }
 
+  /** Every version of the slug, highest first (one answer: this list is not paged). */
   async pipelineVersions(project: string, slug: string): Promise<Pipeline[]> {
-    return this.list<Pipeline>('compute', `/pipelines/slug/${seg(slug)}/versions`, { project })
+    return body(await this.compute.GET('/api/v1/pipelines/slug/{slug}/versions', { params: { header: projectHeader(project), path: { slug } } }))
   }
 
   /** The same key on a retry gets the run made the first time, never a second run. */
-  async submitRun(project: string, body: SubmitRun, idempotencyKey: string): Promise<Run> {
-    return (await this.request<Run>('compute', 'POST', '/runs', { project, body, headers: { 'Idempotency-Key': idempotencyKey } })).body
+  async submitRun(project: string, run: SubmitRun, idempotencyKey: string): Promise<Run> {
+    return body(
+      await this.compute.POST('/api/v1/runs', { params: { header: { ...projectHeader(project), 'idempotency-key': idempotencyKey } }, body: run }),
+    )
   }
 
-  async listRuns(project: string, opts: { limit: number; order_id?: string; status?: RunStatus }): Promise<Run[]> {
-    return this.list<Run>('compute', '/runs', { project, limit: opts.limit, query: { order_id: opts.order_id, status: opts.status } })
+  /** Newest first; `limit` runs from `pageToken` on (every run when `limit` is absent), with the token of what follows. */
+  async listRuns(project: string, filters: { order_id?: string; status?: RunStatus; name?: string }, req: PageRequest): Promise<Page<Run>> {
+    return collect(
+      (page_size, page_token) =>
+        this.compute.GET('/api/v1/runs', { params: { header: projectHeader(project), query: { ...filters, page_size, page_token } } }),
+      req,
+    )
   }
 
   async getRun(project: string, id: string): Promise<Run> {
-    return (await this.request<Run>('compute', 'GET', `/runs/${seg(id)}`, { project })).body
+    return body(await this.compute.GET('/api/v1/runs/{id}', { params: { header: projectHeader(project), path: { id } } }))
   }
 
   async runOutputs(project: string, id: string): Promise<RunOutput[]> {
-    return this.list<RunOutput>('compute', `/runs/${seg(id)}/outputs`, { project })
+    const page = await collect((page_size, page_token) =>
+      this.compute.GET('/api/v1/runs/{id}/outputs', { params: { header: projectHeader(project), path: { id }, query: { page_size, page_token } } }),
+    )
+    return page.items
   }
 
   /** The run, now cancelled; a finished run is a 409. */
   async cancelRun(project: string, id: string): Promise<Run> {
-    return (await this.request<Run>('compute', 'DELETE', `/runs/${seg(id)}`, { project })).body
+    return body(await this.compute.DELETE('/api/v1/runs/{id}', { params: { header: projectHeader(project), path: { id } } }))
   }
 }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander'
-import { HttpError, PlatformClient, UUID_RE, type Auth, type Pipeline, type ServiceName, type TokenResponse } from './client.js'
+import { HttpError, PlatformClient, UUID_RE, type Auth, type Pipeline, type Run, type ServiceName, type TokenResponse } from './client.js'
 import { CliError, EXIT, notLoggedIn, usageError } from './errors.js'
 import { Output } from './output.js'
 import type { Io } from './prompt.js'
-import type { CliEnv, Credentials, Profile, SettingsStore } from './settings.js'
+import { urlKey, type CliEnv, type Credentials, type Profile, type SettingsStore } from './settings.js'
 
 /** The options every command takes (declared once on the root). */
 export interface GlobalOptions {
@@ -24,7 +24,11 @@ export interface Cli {
 /** Access tokens are renewed this long before they expire, so that one does not lapse in flight. */
 const EXPIRY_MARGIN_MS = 30_000
 
-export function credentialsFrom(tokens: TokenResponse, method: Credentials['method'], email?: string): Credentials {
+export function credentialsFrom(
+  tokens: Pick<TokenResponse, 'access_token' | 'refresh_token'> & { expires_in?: number },
+  method: Credentials['method'],
+  email?: string,
+): Credentials {
   const now = Date.now()
   return {
     method,
@@ -78,12 +82,12 @@ export class Session {
     readonly cli: Cli,
     readonly globals: GlobalOptions,
   ) {
-    this.out = new Output(Boolean(globals.json), cli.io.stdout, cli.io.stderr)
+    this.out = new Output(Boolean(globals.json), cli.io.stdout, cli.io.stderr, Boolean(cli.io.stdout.isTTY))
     this.profile = cli.settings.profile(cli.settings.profileName(globals.profile, cli.env))
   }
 
   baseUrl(service: ServiceName): string {
-    const url = this.profile[`${service}_url`]
+    const url = this.profile[urlKey(service)]
     if (!url) {
       throw usageError(
         `profile '${this.profile.name}' has no ${service}_url: set it with platform config set ${service}_url <url> --profile ${this.profile.name}`,
@@ -123,6 +127,23 @@ export class Session {
     if (!only) throw new CliError(`not found: no project '${ref}' among yours (platform projects list shows them)`, EXIT.notFound)
     const list = matches.map((p) => `${p.id} (${p.org_name})`).join(', ')
     throw usageError(`project '${ref}' is ambiguous: ${list}; pass the id`)
+  }
+
+  /**
+   * A run named by id, or by name (`hello-local-20261122T171710Z`), which must name exactly one run
+   * of the project (two submissions of a pipeline in the same second share a name).
+   */
+  async run(client: PlatformClient, project: string, ref: string): Promise<Run> {
+    if (UUID_RE.test(ref)) return client.getRun(project, ref)
+    const { items } = await client.listRuns(project, { name: ref }, { limit: 2 })
+    const [only] = items
+    if (!only) throw new CliError(`not found: no run '${ref}' in this project (platform runs list shows the names)`, EXIT.notFound)
+    if (items.length > 1) {
+      // Every run of that name, however many: the user picks one by id.
+      const { items: all } = await client.listRuns(project, { name: ref }, {})
+      throw usageError(`run name '${ref}' is ambiguous: ${all.map((r) => r.id).join(', ')}; pass the id`)
+    }
+    return only
   }
 
   /** A pipeline named by id, or by slug (the latest version unless --version names one). */

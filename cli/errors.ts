@@ -33,6 +33,19 @@ export class CliError extends Error {
 export const usageError = (message: string) => new CliError(message, EXIT.usage)
 export const notLoggedIn = () => new CliError('not logged in or token expired: run platform login', EXIT.notLoggedIn)
 
+/** A 401 to a request that carried $PLATFORM_TOKEN: logging in again would not help, as that token is used instead. */
+export const badEnvironmentToken = (detail: string) =>
+  new CliError(
+    `PLATFORM_TOKEN is invalid or expired (${detail}): set it to a valid personal access token, or unset it to use the credentials of platform login`,
+    EXIT.notLoggedIn,
+  )
+
+/** What `explain` needs to know about the invocation. */
+export interface ExplainContext {
+  /** The bearer token came from $PLATFORM_TOKEN, not from the stored credentials. */
+  tokenFromEnvironment?: boolean
+}
+
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1'])
 
 function hintFor(service: ServiceName, baseUrl: string): string {
@@ -48,7 +61,7 @@ function hintFor(service: ServiceName, baseUrl: string): string {
 }
 
 /** Turns whatever a command threw into the line to print and the exit code. */
-export function explain(error: unknown): { message: string; code: ExitCode } {
+export function explain(error: unknown, context: ExplainContext = {}): { message: string; code: ExitCode } {
   if (error instanceof CliError) return { message: error.message, code: error.code }
   if (error instanceof UnreachableError) {
     return {
@@ -59,7 +72,7 @@ export function explain(error: unknown): { message: string; code: ExitCode } {
   if (error instanceof HttpError) {
     switch (error.status) {
       case 401:
-        return { message: notLoggedIn().message, code: EXIT.notLoggedIn }
+        return { message: (context.tokenFromEnvironment ? badEnvironmentToken(error.detail) : notLoggedIn()).message, code: EXIT.notLoggedIn }
       case 403:
         return { message: `permission denied: ${error.detail}`, code: EXIT.forbidden }
       case 404:

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
+import { register as completion } from './commands/completion.js'
 import { register as config } from './commands/config.js'
 import { register as login } from './commands/login.js'
 import { register as logout } from './commands/logout.js'
@@ -15,6 +16,7 @@ import { register as runsWatch } from './commands/runs/watch.js'
 import { register as whoami } from './commands/whoami.js'
 import type { Cli } from './context.js'
 import { EXIT, explain } from './errors.js'
+import { examples } from './help.js'
 import type { Io } from './prompt.js'
 import { cliEnv, SettingsStore } from './settings.js'
 
@@ -22,9 +24,9 @@ const { version } = JSON.parse(readFileSync(new URL('./package.json', import.met
 
 const EXIT_CODES_HELP = `
 Exit codes:
-  0    success (runs watch: the run succeeded)
-  1    runs watch: the run failed
-  2    runs watch: the run was cancelled
+  0    success (runs watch, runs submit --watch: the run succeeded)
+  1    runs watch, runs submit --watch: the run failed
+  2    runs watch, runs submit --watch: the run was cancelled
   3    usage error (bad flags, missing project or address, unconfirmed cancel)
   4    not logged in, or the token is invalid or expired (401)
   5    permission denied (403)
@@ -46,7 +48,15 @@ export function buildProgram(cli: Cli): Command {
     .option('--json', 'print the raw JSON of the result')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showHelpAfterError('(add --help for usage)')
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText(
+      'after',
+      examples(
+        'platform login --email you@lab.org',
+        'platform runs submit hello-local --param greeting=hi --watch',
+        'platform runs list --status running --profile staging',
+        'source <(platform completion bash)',
+      ) + EXIT_CODES_HELP,
+    )
     .exitOverride()
     .configureOutput({
       writeOut: (text) => cli.io.stdout.write(text),
@@ -58,20 +68,28 @@ export function buildProgram(cli: Cli): Command {
   whoami(program, cli)
   config(program, cli)
 
-  const projects = program.command('projects').description('Projects you can see')
+  const projects = program.command('projects').description('Projects you can see').addHelpText('after', examples('platform projects list'))
   projectsList(projects, cli)
 
-  const pipelines = program.command('pipelines').description('The pipeline catalogue')
+  const pipelines = program
+    .command('pipelines')
+    .description('The pipeline catalogue')
+    .addHelpText('after', examples('platform pipelines list', 'platform pipelines show hello-local'))
   pipelinesList(pipelines, cli)
   pipelinesShow(pipelines, cli)
 
-  const runs = program.command('runs').description('Submit, follow, list and cancel runs')
+  const runs = program
+    .command('runs')
+    .description('Submit, follow, list and cancel runs')
+    .addHelpText('after', examples('platform runs submit hello-local --watch', 'platform runs list', 'platform runs status <run id or name>'))
   runsSubmit(runs, cli)
   runsStatus(runs, cli)
   runsWatch(runs, cli)
   runsList(runs, cli)
   runsOutputs(runs, cli)
   runsCancel(runs, cli)
+
+  completion(program, cli)
   return program
 }
 
@@ -93,7 +111,7 @@ export async function main(argv: string[], io: Io = process, env: Record<string,
       // Help and version end with exit code 0; commander has already printed any usage message.
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage
     }
-    const { message, code } = explain(error)
+    const { message, code } = explain(error, { tokenFromEnvironment: cliEnvironment.token !== undefined })
     io.stderr.write(`platform: ${message}\n`)
     return code
   }

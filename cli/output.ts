@@ -52,29 +52,60 @@ export function formatTime(iso: string | null | undefined): string | undefined {
   return Number.isNaN(date.getTime()) ? iso : date.toISOString().replace(/\.\d{3}Z$/, 'Z')
 }
 
+/** Moves to the start of the line and erases it (ANSI): how a status line is rewritten in place. */
+export const CLEAR_LINE = '\r\x1b[2K'
+
 export class Output {
+  private statusShown = false
+
   constructor(
     readonly json: boolean,
     private readonly stdout: Writable,
     private readonly stderr: Writable,
+    /** stdout is a terminal: a status line can be rewritten in place. */
+    private readonly terminal = false,
   ) {}
+
+  /** Whether `status` shows anything: on a terminal, and not with --json (a script reads that output). */
+  get live(): boolean {
+    return this.terminal && !this.json
+  }
 
   /** The result of a command: `value` as JSON with --json, else `text()`. */
   result(value: unknown, text: () => string) {
-    this.stdout.write((this.json ? JSON.stringify(value, null, 2) : text()) + '\n')
+    this.write(this.stdout, (this.json ? JSON.stringify(value, null, 2) : text()) + '\n')
   }
 
   /** One JSON document per line (a stream of events such as `runs watch` changes). */
   jsonLine(value: unknown) {
-    this.stdout.write(JSON.stringify(value) + '\n')
+    this.write(this.stdout, JSON.stringify(value) + '\n')
   }
 
   line(text: string) {
-    this.stdout.write(text + '\n')
+    this.write(this.stdout, text + '\n')
   }
 
   /** Notes for the person at the terminal; never mixed into the results a script parses. */
   note(text: string) {
-    this.stderr.write(text + '\n')
+    this.write(this.stderr, text + '\n')
+  }
+
+  /** A line rewritten in place on a terminal (a watch's elapsed time), erased before anything else is printed; nothing elsewhere. */
+  status(text: string) {
+    if (!this.live) return
+    this.stdout.write(CLEAR_LINE + text)
+    this.statusShown = true
+  }
+
+  /** Erases the status line, if one is shown. */
+  clearStatus() {
+    if (!this.statusShown) return
+    this.stdout.write(CLEAR_LINE)
+    this.statusShown = false
+  }
+
+  private write(stream: Writable, text: string) {
+    this.clearStatus()
+    stream.write(text)
   }
 }

@@ -2,10 +2,11 @@ import { createInterface } from 'node:readline'
 import { Writable } from 'node:stream'
 import { CliError, EXIT } from './errors.js'
 
+/** The CLI's streams: the process's own, or in tests streams that say whether they are a terminal. */
 export interface Io {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean }
-  stdout: NodeJS.WritableStream
-  stderr: NodeJS.WritableStream
+  stdout: NodeJS.WritableStream & { isTTY?: boolean }
+  stderr: NodeJS.WritableStream & { isTTY?: boolean }
 }
 
 export const isInteractive = (io: Io) => Boolean(io.stdin.isTTY)

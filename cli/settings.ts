@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { SERVICES, type ServiceName } from './api/services.js'
 import { usageError } from './errors.js'
 
 /**
@@ -30,15 +31,19 @@ export function cliEnv(env: Record<string, string | undefined>): CliEnv {
   }
 }
 
-export const SETTING_KEYS = ['admin_url', 'compute_url', 'project'] as const
-export type SettingKey = (typeof SETTING_KEYS)[number]
+/** The setting that holds a service's base address: admin_url, compute_url, … one per service of the platform's registry. */
+export type UrlKey = `${ServiceName}_url`
+export const urlKey = (service: ServiceName): UrlKey => `${service}_url`
+export const URL_KEYS: readonly UrlKey[] = SERVICES.map((s) => urlKey(s.name))
+export type SettingKey = UrlKey | 'project'
+export const SETTING_KEYS: readonly SettingKey[] = [...URL_KEYS, 'project']
 export type ProfileSettings = Partial<Record<SettingKey, string>>
 
 export const DEFAULT_PROFILE = 'local'
 
-/** The local suite's default ports; staging and production have no address until one is set. */
+/** The local suite's default ports (from the registry); staging and production have no address until one is set. */
 export const BUILTIN_PROFILES: Record<string, ProfileSettings> = {
-  local: { admin_url: 'http://127.0.0.1:8101', compute_url: 'http://127.0.0.1:8102' },
+  local: Object.fromEntries(SERVICES.map((s) => [urlKey(s.name), `http://127.0.0.1:${s.port}`])),
   staging: {},
   production: {},
 }
@@ -63,12 +68,7 @@ interface CredentialsFile {
   profiles: Record<string, Credentials>
 }
 
-export interface Profile {
-  name: string
-  admin_url?: string
-  compute_url?: string
-  project?: string
-}
+export type Profile = ProfileSettings & { name: string }
 
 const PROFILE_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/i
 

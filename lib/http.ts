@@ -237,6 +237,14 @@ export interface ServiceOptions<D extends KernelDeps> {
   projectScoped: boolean
   /** Paths under /api/v1 reachable without credentials (login, token exchange). Exact, or ending in '*'. */
   publicPaths?: string[]
+  /** The tags the service's operations are grouped by, in the order the docs show them. */
+  tags?: ReadonlyArray<ServiceTag>
+}
+
+/** A group of operations in the OpenAPI document (its top-level `tags` list): what the docs pages and client generators group by. */
+export interface ServiceTag {
+  name: string
+  description: string
 }
 
 /**
@@ -277,9 +285,14 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     description: 'An OIDC access token, a personal access token (plat_pat_…) or a service-user token (plat_sat_…)',
   })
   app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE })
-  app.doc('/openapi.json', {
-    openapi: '3.0.3',
+  // OpenAPI 3.1: a nullable field is `type: [T, 'null']` and an unconstrained value `{}`, never 3.0's `nullable` without a type.
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
     info: { title: opts.title, version: '1.0.0', description: opts.description },
+    // Relative: resolved against wherever the document is served from (the service's own origin, the
+    // local suite's port, a Cloud Function's URL), so Swagger UI's "Try it out" calls the service that served it.
+    servers: [{ url: '/', description: 'The service that serves this document (its paths begin with /api/v1)' }],
+    tags: (opts.tags ?? []).map((t) => ({ ...t })),
     security: [{ bearerAuth: [] }, { sessionCookie: [] }],
   })
   mountDocs(app, opts.title)

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Schema } from 'hono'
 import type { OrgRecord, ProjectRecord, UserRecord } from './auth/access.js'
 import type { Config } from './config.js'
-import { API_PREFIX, createServiceApp, type AppEnv } from './http.js'
+import { API_PREFIX, createServiceApp, type AppEnv, type ServiceTag } from './http.js'
 import type { KernelDeps } from './kernel.js'
 
 /**
@@ -21,6 +21,8 @@ export interface ServiceDefinition<D extends KernelDeps> {
   projectScoped: boolean
   /** Paths under /api/v1 reachable without credentials. Exact, or ending in '*'. */
   publicPaths?: string[]
+  /** Every tag the service's operations use, described: the OpenAPI document's top-level `tags`. */
+  tags: ReadonlyArray<ServiceTag>
   /** The Firestore collections this service's domain owns (the kernel's own are in lib/db.ts). */
   collections: readonly string[]
   /** The service's dependencies: the kernel's, its stores and its adapters. */

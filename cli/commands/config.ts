@@ -1,9 +1,10 @@
 import { Argument, type Command } from 'commander'
 import { action, type Cli } from '../context.js'
 import { table } from '../output.js'
-import { checkProfileName, DEFAULT_PROFILE, SETTING_KEYS, type SettingKey } from '../settings.js'
+import { examples } from '../help.js'
+import { checkProfileName, DEFAULT_PROFILE, SETTING_KEYS, URL_KEYS, type SettingKey } from '../settings.js'
 
-const keyArgument = () => new Argument('<key>', 'admin_url, compute_url or project').choices(SETTING_KEYS)
+const keyArgument = () => new Argument('<key>', `${URL_KEYS.join(', ')} or project`).choices(SETTING_KEYS)
 
 export function register(program: Command, cli: Cli) {
   const config = program
@@ -11,10 +12,15 @@ export function register(program: Command, cli: Cli) {
     .description(
       `Profiles: the service addresses and project per environment (local, staging, production or your own), kept in ${cli.settings.configPath}`,
     )
+    .addHelpText('after', examples('platform config set compute_url https://compute.staging.example.org --profile staging', 'platform config list'))
 
   config
     .command('set')
     .description('Set a value of the profile (--profile, else the current one)')
+    .addHelpText(
+      'after',
+      examples('platform config set admin_url https://admin.staging.example.org --profile staging', 'platform config set project germline'),
+    )
     .addArgument(keyArgument())
     .argument('<value>', 'a base address such as https://admin.example.org, or a project id or slug')
     .action(
@@ -29,6 +35,7 @@ export function register(program: Command, cli: Cli) {
   config
     .command('unset')
     .description('Remove a value from the profile (a built-in profile falls back to its default)')
+    .addHelpText('after', examples('platform config unset project'))
     .addArgument(keyArgument())
     .action(
       action(cli, async (session, command) => {
@@ -42,6 +49,7 @@ export function register(program: Command, cli: Cli) {
   config
     .command('get')
     .description('Print one value of the profile (nothing when it is unset)')
+    .addHelpText('after', examples('platform config get compute_url --profile staging'))
     .addArgument(keyArgument())
     .action(
       action(cli, async (session, command) => {
@@ -55,6 +63,7 @@ export function register(program: Command, cli: Cli) {
   config
     .command('use')
     .description('Make a profile the current one (PLATFORM_PROFILE and --profile still take precedence)')
+    .addHelpText('after', examples('platform config use staging'))
     .argument('<profile>')
     .action(
       action(cli, async (session, command) => {
@@ -68,6 +77,7 @@ export function register(program: Command, cli: Cli) {
     .command('list')
     .alias('show')
     .description('List the profiles, their addresses, project and login')
+    .addHelpText('after', examples('platform config list', 'platform config list --json'))
     .action(
       action(cli, async (session) => {
         const current = cli.settings.readConfig().current_profile ?? DEFAULT_PROFILE
@@ -83,8 +93,7 @@ export function register(program: Command, cli: Cli) {
           table(profiles, [
             { header: '', value: (p) => (p.name === session.profile.name ? '*' : ' ') },
             { header: 'PROFILE', value: (p) => p.name },
-            { header: 'ADMIN_URL', value: (p) => p.admin_url },
-            { header: 'COMPUTE_URL', value: (p) => p.compute_url },
+            ...URL_KEYS.map((key) => ({ header: key.toUpperCase(), value: (p: (typeof profiles)[number]) => p[key] })),
             { header: 'PROJECT', value: (p) => p.project },
             { header: 'LOGGED IN', value: (p) => p.logged_in },
           ]),

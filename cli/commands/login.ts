@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { HttpError, PlatformClient, type Me } from '../client.js'
 import { action, credentialsFrom, type Cli, type Session } from '../context.js'
 import { CliError, EXIT, usageError } from '../errors.js'
+import { examples } from '../help.js'
 import { fields } from '../output.js'
 import { askLine, askSecret, isInteractive, readStdin } from '../prompt.js'
 import type { Credentials } from '../settings.js'
@@ -69,6 +70,14 @@ export function register(program: Command, cli: Cli) {
     .option('--password-stdin', 'read the password from stdin instead of asking without echo')
     .option('--token <token>', 'a personal access token (plat_pat_…); --token-stdin keeps it out of the shell history')
     .option('--token-stdin', 'read a personal access token from stdin')
+    .addHelpText(
+      'after',
+      examples(
+        'platform login --email you@lab.org                  # asks for the password without echo',
+        'platform login --email you@lab.org --password-stdin < password.txt',
+        'platform login --token-stdin < token.txt            # a personal access token (plat_pat_…)',
+      ),
+    )
     .action(
       action(cli, async (session, command) => {
         const opts = command.opts<LoginOptions>()

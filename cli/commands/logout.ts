@@ -1,10 +1,12 @@
 import type { Command } from 'commander'
 import { action, type Cli } from '../context.js'
+import { examples } from '../help.js'
 
 export function register(program: Command, cli: Cli) {
   program
     .command('logout')
     .description("Forget the profile's stored credentials")
+    .addHelpText('after', examples('platform logout', 'platform logout --profile staging'))
     .action(
       action(cli, async (session) => {
         const name = session.profile.name

@@ -1,11 +1,13 @@
 import type { Command } from 'commander'
 import { action, type Cli } from '../context.js'
+import { examples } from '../help.js'
 import { fields, table } from '../output.js'
 
 export function register(program: Command, cli: Cli) {
   program
     .command('whoami')
     .description('Show who the stored credentials belong to, and their roles')
+    .addHelpText('after', examples('platform whoami', 'platform whoami --profile staging --json'))
     .action(
       action(cli, async (session) => {
         const client = session.client()

@@ -83,6 +83,8 @@ export interface SubmitInput {
 export interface RunFilters {
   order_id?: string
   status?: RunStatus
+  /** The run's exact name (names are unique but for two submissions of one pipeline in the same second). */
+  name?: string
 }
 
 /** Idempotency keys are remembered this long (as Stripe does), then a key may be reused. */
@@ -201,6 +203,7 @@ export class RunStore {
     let q = this.db.col('runs').where('project_id', '==', projectId)
     if (filters.order_id !== undefined) q = q.where('order_id', '==', filters.order_id)
     if (filters.status !== undefined) q = q.where('status', '==', filters.status)
+    if (filters.name !== undefined) q = q.where('name', '==', filters.name)
     return paginate(q, { orderBy: [['created', 'desc']], filters: { ...filters }, query }, (d) => d.data() as RunRecord)
   }
 

@@ -19,6 +19,16 @@ export const admin = defineService<AdminDeps>({
   // The login flows and the service-user token exchange.
   publicPaths: ['/auth/*', '/oauth/token'],
   collections: ['org_members', 'project_members', 'login_states'],
+  tags: [
+    { name: 'auth', description: 'Logging in: the OIDC browser flow with its session cookie, and e-mail and password for the CLI' },
+    { name: 'users', description: 'The caller: who they are, their roles, and their default project' },
+    { name: 'tokens', description: 'Personal access tokens (plat_pat_…) of the caller: shown once, stored hashed' },
+    { name: 'organizations', description: 'Organizations and their members (org_owner, org_admin, org_member)' },
+    { name: 'projects', description: 'Projects of an organization, each with its bucket' },
+    { name: 'members', description: 'Project members and their roles' },
+    { name: 'credentials', description: "A project's cloud credentials: the Google service account the platform impersonates" },
+    { name: 'service users', description: 'Machine accounts of an organization, their keys, and the RFC 7523 token exchange' },
+  ],
   deps: adminDeps,
   routes: [orgs, organizations, projects, users, serviceUsers, oauth, auth],
 })

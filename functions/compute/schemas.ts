@@ -11,7 +11,7 @@ const version = z
   .refine(isSemver, 'a semantic version such as 1.2.0 (major.minor.patch, optional -prerelease)')
   .openapi({ example: '1.2.0' })
 
-export const PipelineTypeSchema = z.enum(PIPELINE_TYPES).openapi({
+export const PipelineTypeSchema = z.enum(PIPELINE_TYPES).openapi('PipelineType', {
   description:
     'direct_nextflow: a Nextflow pipeline; direct_wdl: a WDL workflow run by Cromwell; container_entrypoint: a container run with a custom entrypoint',
 })
@@ -137,7 +137,7 @@ export const ForceQuery = z.object({
   force: z.enum(['true', 'false']).optional().openapi({ description: 'true: overwrite an existing pipeline with the same slug and version' }),
 })
 
-export const RunStatusSchema = z.enum(RUN_STATUSES)
+export const RunStatusSchema = z.enum(RUN_STATUSES).openapi('RunStatus')
 
 export const Run = z
   .object({
@@ -178,6 +178,10 @@ export type SubmitRun = z.infer<typeof SubmitRun>
 export const RunListQuery = z.object({
   order_id: z.string().min(1).optional(),
   status: RunStatusSchema.optional(),
+  name: z.string().min(1).max(200).optional().openapi({
+    description: 'Only the run with this exact name (<slug>-<UTC timestamp>); not combined with order_id or status',
+    example: 'hello-local-20261122T171710Z',
+  }),
 })
 
 export const RunOutput = z

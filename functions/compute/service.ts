@@ -14,6 +14,10 @@ export const compute = defineService<ComputeDeps>({
   port: 8102,
   projectScoped: true,
   collections: ['pipelines', 'runs', 'idempotency_keys'],
+  tags: [
+    { name: 'pipelines', description: "The pipeline catalogue: the platform's pre-registered pipelines and the project's own, versioned per slug" },
+    { name: 'runs', description: 'Pipeline runs: submit, list, follow, list outputs, cancel' },
+  ],
   deps: (kernel) => computeDeps(kernel),
   routes: [pipelines, runs],
   seed: async ({ kernel }) => {

@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { PassThrough, Writable } from 'node:stream'
+import { main } from '../../cli/main.js'
 import { createAdminApp } from '../../functions/admin/service.js'
 import { createComputeApp } from '../../functions/compute/service.js'
 import { SettingsStore } from '../../cli/settings.js'
@@ -100,6 +102,86 @@ export interface RunningCli {
   /** Resolves once stdout or stderr contains `text`. */
   waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>
   exited: Promise<CliResult>
+}
+
+/** Output collected as it comes, and a wait for some text to appear in it. */
+function collector() {
+  let text = ''
+  const waiters: Array<() => void> = []
+  return {
+    text: () => text,
+    add(chunk: string) {
+      text += chunk
+      waiters.forEach((w) => w())
+    },
+    waitFor(what: string | RegExp, timeoutMs: number, describe: () => string) {
+      const seen = () => (typeof what === 'string' ? text.includes(what) : what.test(text))
+      return new Promise<void>((resolveWait, reject) => {
+        if (seen()) return resolveWait()
+        const timeout = setTimeout(() => reject(new Error(`waited for ${String(what)}; got:\n${describe()}`)), timeoutMs)
+        waiters.push(() => {
+          if (seen()) {
+            clearTimeout(timeout)
+            resolveWait()
+          }
+        })
+      })
+    },
+  }
+}
+
+export interface InProcessOptions extends CliOptions {
+  /** Which of the streams claim to be a terminal (isTTY). */
+  tty?: { stdin?: boolean; stdout?: boolean }
+}
+
+export interface InProcessCli {
+  stdout(): string
+  stderr(): string
+  /** Resolves once stdout or stderr contains `text`. */
+  waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>
+  /** What the user types, on a stdin that claims to be a terminal. */
+  type(text: string): void
+  exited: Promise<CliResult>
+}
+
+/**
+ * The CLI's `main` called in this process, as `platform …` with only the given PLATFORM_* variables
+ * set: its streams are collected, and claim to be a terminal as `tty` says. Everything but the
+ * process itself (signals, the real exit code, a real terminal) is what the binary does.
+ */
+export function startMain(args: string[], opts: InProcessOptions): InProcessCli {
+  const out = collector()
+  const err = collector()
+  const all = collector()
+  const stream = (into: ReturnType<typeof collector>, isTTY: boolean) =>
+    Object.assign(
+      new Writable({
+        write(chunk: Buffer | string, _encoding, done) {
+          into.add(chunk.toString())
+          all.add(chunk.toString())
+          done()
+        },
+      }),
+      { isTTY },
+    )
+  const stdin = Object.assign(new PassThrough(), { isTTY: Boolean(opts.tty?.stdin) })
+  if (opts.input !== undefined) stdin.end(opts.input)
+  else if (!opts.tty?.stdin) stdin.end()
+  const env = { PLATFORM_CONFIG_DIR: opts.configDir, ...opts.env }
+  const io = { stdin, stdout: stream(out, Boolean(opts.tty?.stdout)), stderr: stream(err, false) }
+  const exited = main(['node', 'platform', ...args], io, env).then((code) => ({ code, signal: null, stdout: out.text(), stderr: err.text() }))
+  return {
+    stdout: out.text,
+    stderr: err.text,
+    type: (text) => stdin.write(text),
+    exited,
+    waitFor: (text, timeoutMs = 15_000) => all.waitFor(text, timeoutMs, () => `stdout:\n${out.text()}\nstderr:\n${err.text()}`),
+  }
+}
+
+export function runMain(args: string[], opts: InProcessOptions): Promise<CliResult> {
+  return startMain(args, opts).exited
 }
 
 /** `node cli/bin.js …` as a real child process. */

@@ -43,6 +43,7 @@ const QUERIES: QueryShape[] = [
   { source: 'lib/runs.ts list (order)', collection: 'runs', equal: ['project_id', 'order_id'], orderBy: [['created', 'desc']] },
   { source: 'lib/runs.ts list (status)', collection: 'runs', equal: ['project_id', 'status'], orderBy: [['created', 'desc']] },
   { source: 'lib/runs.ts list (order, status)', collection: 'runs', equal: ['project_id', 'order_id', 'status'], orderBy: [['created', 'desc']] },
+  { source: 'domain/runs/store.ts list (name)', collection: 'runs', equal: ['project_id', 'name'], orderBy: [['created', 'desc']] },
   { source: 'lib/runs.ts listUnpublished', collection: 'runs', equal: ['status', 'dispatch.published'], orderBy: [['created', 'asc']] },
   { source: 'lib/runs.ts listInFlight', collection: 'runs', equal: ['status', 'has_job'], orderBy: [['updated', 'asc']] },
   { source: 'lib/runs.ts listStalledDispatch', collection: 'runs', equal: ['status', 'has_job'], orderBy: [['updated', 'asc']] },

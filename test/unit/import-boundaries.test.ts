@@ -8,7 +8,7 @@ const eslint = new ESLint({ cwd: repo })
 
 async function problems(file: string, source: string): Promise<string[]> {
   const [result] = await eslint.lintText(source, { filePath: resolve(repo, file) })
-  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message)
+  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports' || m.ruleId === 'platform/cli-boundary').map((m) => m.message)
 }
 
 describe('the linter enforces the import boundaries', () => {

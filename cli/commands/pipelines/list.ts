@@ -1,10 +1,13 @@
-import type { Command } from 'commander'
+import { Option, type Command } from 'commander'
+import { pipelineTypeValues } from '../../api/compute.js'
+import type { Pipeline } from '../../client.js'
 import { action, type Cli } from '../../context.js'
+import { examples } from '../../help.js'
 import { table } from '../../output.js'
 import { pipelineColumns } from '../../views.js'
 
 interface ListOptions {
-  type?: string
+  type?: Pipeline['type']
   tag?: string
   allVersions?: boolean
 }
@@ -13,9 +16,13 @@ export function register(pipelines: Command, cli: Cli) {
   pipelines
     .command('list')
     .description('List the pipelines of the catalogue')
-    .option('--type <type>', 'only this type: direct_nextflow, direct_wdl or container_entrypoint')
+    .addOption(new Option('--type <type>', 'only pipelines of this type').choices(pipelineTypeValues))
     .option('--tag <tag>', 'only pipelines with this tag')
     .option('--all-versions', 'every version of each slug, not only the latest')
+    .addHelpText(
+      'after',
+      examples('platform pipelines list', 'platform pipelines list --type direct_wdl --tag trio', 'platform pipelines list --all-versions --json'),
+    )
     .action(
       action(cli, async (session, command) => {
         const opts = command.opts<ListOptions>()

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { UUID_RE } from '../../client.js'
 import { action, type Cli } from '../../context.js'
+import { examples } from '../../help.js'
 import { pipelineDetails } from '../../views.js'
 
 export function register(pipelines: Command, cli: Cli) {
@@ -9,6 +10,7 @@ export function register(pipelines: Command, cli: Cli) {
     .description('Show a pipeline and its inputs')
     .argument('<pipeline>', 'slug or id')
     .option('--version <version>', 'a version of the slug (default: the latest)')
+    .addHelpText('after', examples('platform pipelines show hereditary-mock', 'platform pipelines show nextflow-minimal --version 1.0.0 --json'))
     .action(
       action(cli, async (session, command) => {
         const [ref] = command.processedArgs as [string]

@@ -1,11 +1,13 @@
 import type { Command } from 'commander'
 import { action, type Cli } from '../../context.js'
+import { examples } from '../../help.js'
 import { table } from '../../output.js'
 
 export function register(projects: Command, cli: Cli) {
   projects
     .command('list')
     .description('List the projects you can see (their id is what --project takes)')
+    .addHelpText('after', examples('platform projects list', 'platform projects list --json'))
     .action(
       action(cli, async (session) => {
         const list = await session.client().projects()

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { action, type Cli } from '../../context.js'
+import { examples } from '../../help.js'
 import { EXIT, usageError } from '../../errors.js'
 import { confirm, isInteractive } from '../../prompt.js'
 
@@ -7,15 +8,19 @@ export function register(runs: Command, cli: Cli) {
   runs
     .command('cancel')
     .description('Cancel a queued or running run (asks for confirmation)')
-    .argument('<run>', 'run id')
+    .argument('<run>', 'run id or name')
     .option('-y, --yes', 'do not ask for confirmation (required when stdin is not a terminal)')
+    .addHelpText(
+      'after',
+      examples('platform runs cancel hello-local-20261122T171710Z', 'platform runs cancel 5b0c7a52-9f3e-4f4e-8a51-0f6b6a9d2c11 --yes'),
+    )
     .action(
       action(cli, async (session, command) => {
-        const [id] = command.processedArgs as [string]
+        const [ref] = command.processedArgs as [string]
         const { yes } = command.opts<{ yes?: boolean }>()
         const client = session.client()
         const project = await session.projectId(client)
-        const run = await client.getRun(project, id)
+        const run = await session.run(client, project, ref)
         if (!yes) {
           if (!isInteractive(cli.io)) throw usageError(`refusing to cancel run ${run.name} without confirmation: stdin is not a terminal; pass --yes`)
           if (!(await confirm(cli.io, `Cancel run ${run.name}?`))) {
@@ -23,7 +28,7 @@ export function register(runs: Command, cli: Cli) {
             return EXIT.ok
           }
         }
-        const cancelled = await client.cancelRun(project, id)
+        const cancelled = await client.cancelRun(project, run.id)
         session.out.result(cancelled, () => `Cancelled run ${cancelled.name} (${cancelled.id}).`)
       }),
     )

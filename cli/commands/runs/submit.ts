@@ -4,9 +4,11 @@ import type { Command } from 'commander'
 import type { SubmitRun } from '../../client.js'
 import { action, type Cli } from '../../context.js'
 import { usageError } from '../../errors.js'
+import { examples } from '../../help.js'
 import { fields } from '../../output.js'
 import { paramsFromFlags, parseParamsFile } from '../../params.js'
 import { readStdin } from '../../prompt.js'
+import { DEFAULT_INTERVAL_S, interval, watchRun } from './watch.js'
 
 interface SubmitOptions {
   version?: string
@@ -16,6 +18,8 @@ interface SubmitOptions {
   tag: string[]
   profileName?: string
   idempotencyKey?: string
+  watch?: boolean
+  interval: number
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value]
@@ -23,7 +27,7 @@ const collect = (value: string, previous: string[]) => [...previous, value]
 export function register(runs: Command, cli: Cli) {
   runs
     .command('submit')
-    .description('Submit a run of a pipeline; prints the run id and name')
+    .description('Submit a run of a pipeline; prints the run id and name, or with --watch follows it to the end')
     .argument('<pipeline>', 'pipeline slug or id')
     .option('--version <version>', 'pipeline version (default: the latest of the slug)')
     .option('--param <key=value>', 'a parameter; repeat for more. Array inputs: key=a,b or repeat the key. key:=JSON for a JSON value', collect, [])
@@ -32,6 +36,16 @@ export function register(runs: Command, cli: Cli) {
     .option('--tag <tag>', 'a tag; repeat for more', collect, [])
     .option('--profile-name <name>', "the pipeline's execution profile (shown in the run details)")
     .option('--idempotency-key <key>', 'reuse a key to make a repeated submission return the first run instead of a second one (default: a new key)')
+    .option('--watch', 'then watch the run to its end, with the exit codes of runs watch (0 succeeded, 1 failed, 2 cancelled)')
+    .option('--interval <seconds>', 'with --watch: seconds between polls', interval, DEFAULT_INTERVAL_S)
+    .addHelpText(
+      'after',
+      examples(
+        'platform runs submit hello-local --param greeting=hi --watch',
+        'platform runs submit hereditary-mock --param case_id=C1 --param child_fastq=gs://b/c_R1.fq.gz,gs://b/c_R2.fq.gz --order ORD-7 --tag trio',
+        'platform runs submit nfcore-demo --params-file params.json --param \'hpo_terms:=["HP:0001250"]\'',
+      ),
+    )
     .action(
       action(cli, async (session, command) => {
         const [ref] = command.processedArgs as [string]
@@ -59,6 +73,8 @@ export function register(runs: Command, cli: Cli) {
         }
         // One key for this submission: the client's retries after a lost answer then return the same run.
         const run = await client.submitRun(project, body, opts.idempotencyKey ?? randomUUID())
+        // With --watch --json the output is the watch's alone, as runs watch --json prints it: one JSON document per status change.
+        if (opts.watch && session.out.json) return watchRun(session, run.id, opts.interval)
         session.out.result(run, () =>
           fields([
             ['id', run.id],
@@ -67,6 +83,7 @@ export function register(runs: Command, cli: Cli) {
             ['pipeline', `${pipeline.slug} ${pipeline.version}`],
           ]),
         )
+        if (opts.watch) return watchRun(session, run.id, opts.interval)
         if (!session.out.json) session.out.note(`Follow it with: platform runs watch ${run.id}`)
       }),
     )

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { SettingsStore } from '../../../cli/settings.js'
-import { configHome, parseJson, runCli, startCliOnTerminal, startPlatform } from '../../support/cli.js'
+import { configHome, parseJson, runMain, startCliOnTerminal, startPlatform } from '../../support/cli.js'
 
 describe('platform login, whoami, logout and profiles', async () => {
   const platform = await startPlatform({ login: true })
@@ -12,12 +12,12 @@ describe('platform login, whoami, logout and profiles', async () => {
 
   it('logs in with a personal access token from stdin and shows the user with whoami', async () => {
     const home = await configHome(platform)
-    const login = await runCli(['login', '--token-stdin'], { configDir: home, input: `${world.owner.token}\n` })
+    const login = await runMain(['login', '--token-stdin'], { configDir: home, input: `${world.owner.token}\n` })
     expect(login.stderr).toBe('')
     expect(login.code).toBe(0)
     expect(login.stdout).toContain(world.owner.user.email!)
 
-    const who = await runCli(['whoami'], { configDir: home })
+    const who = await runMain(['whoami'], { configDir: home })
     expect(who.code).toBe(0)
     expect(who.stdout).toMatch(new RegExp(`email\\s+${world.owner.user.email}`))
     expect(who.stdout).toMatch(/auth method\s+personal_token/)
@@ -26,7 +26,7 @@ describe('platform login, whoami, logout and profiles', async () => {
 
   it('keeps the credentials in a file only its owner can read', async () => {
     const home = await configHome(platform)
-    await runCli(['login', '--token', world.owner.token], { configDir: home })
+    await runMain(['login', '--token', world.owner.token], { configDir: home })
     const file = join(home, 'credentials.json')
     expect(statSync(file).mode & 0o777).toBe(0o600)
     expect(JSON.parse(readFileSync(file, 'utf8')).profiles.local).toMatchObject({ method: 'personal_token', access_token: world.owner.token })
@@ -34,7 +34,7 @@ describe('platform login, whoami, logout and profiles', async () => {
 
   it('refuses an unknown token at login and stores nothing', async () => {
     const home = await configHome(platform)
-    const login = await runCli(['login', '--token', 'plat_pat_not-a-real-token'], { configDir: home })
+    const login = await runMain(['login', '--token', 'plat_pat_not-a-real-token'], { configDir: home })
     expect(login.code).toBe(4)
     expect(login.stderr).toMatch(/the token was refused/)
     expect(new SettingsStore(home).credentials('local')).toBeUndefined()
@@ -47,47 +47,47 @@ describe('platform login, whoami, logout and profiles', async () => {
       access_token: 'plat_pat_revoked-or-made-up',
       saved_at: new Date().toISOString(),
     })
-    const who = await runCli(['whoami'], { configDir: home })
+    const who = await runMain(['whoami'], { configDir: home })
     expect(who.code).toBe(4)
     expect(who.stderr.trim()).toBe('platform: not logged in or token expired: run platform login')
   })
 
   it('says the same without any stored credentials, before calling a service', async () => {
     const home = await configHome({ adminUrl: 'http://127.0.0.1:9', computeUrl: 'http://127.0.0.1:9' })
-    const who = await runCli(['whoami'], { configDir: home })
+    const who = await runMain(['whoami'], { configDir: home })
     expect(who.code).toBe(4)
     expect(who.stderr).toContain('not logged in or token expired: run platform login')
   })
 
   it('names the service, its address and the local suite when a service cannot be reached', async () => {
     const home = await configHome({ adminUrl: platform.adminUrl, computeUrl: 'http://127.0.0.1:9' })
-    await runCli(['login', '--token', world.owner.token], { configDir: home })
-    const list = await runCli(['pipelines', 'list', '--project', world.project.id], { configDir: home })
+    await runMain(['login', '--token', world.owner.token], { configDir: home })
+    const list = await runMain(['pipelines', 'list', '--project', world.project.id], { configDir: home })
     expect(list.code).toBe(8)
     expect(list.stderr).toContain('cannot reach the compute service at http://127.0.0.1:9: is the local suite running? (npm start)')
   })
 
   it('logs in with e-mail and password from stdin, and the stored OIDC token works', async () => {
     const home = await configHome(platform)
-    const login = await runCli(['login', '--email', user.email, '--password-stdin', '--json'], { configDir: home, input: user.password })
+    const login = await runMain(['login', '--email', user.email, '--password-stdin', '--json'], { configDir: home, input: user.password })
     expect(login.code).toBe(0)
     expect(parseJson(login)).toMatchObject({ profile: 'local', method: 'password', user: { email: user.email, auth_method: 'oidc' } })
     const stored = new SettingsStore(home).credentials('local')!
     expect(stored).toMatchObject({ method: 'password', email: user.email, refresh_token: expect.any(String) })
     expect(Date.parse(stored.expires_at!)).toBeGreaterThan(Date.now() + 3000 * 1000)
 
-    const who = await runCli(['whoami', '--json'], { configDir: home })
+    const who = await runMain(['whoami', '--json'], { configDir: home })
     expect(parseJson(who)).toMatchObject({ email: user.email, auth_method: 'oidc' })
   })
 
   it('refuses a wrong password with the service detail and exit code 4', async () => {
     const home = await configHome(platform)
-    const login = await runCli(['login', '--email', user.email, '--password-stdin'], { configDir: home, input: 'not-the-password' })
+    const login = await runMain(['login', '--email', user.email, '--password-stdin'], { configDir: home, input: 'not-the-password' })
     expect(login.code).toBe(4)
     expect(login.stderr).toContain('login refused: wrong e-mail or password')
   })
 
-  it('asks for the e-mail and then the password on a terminal, without echoing the password', async () => {
+  it('asks for the e-mail and then the password on a real terminal, without echoing the password (the binary under script)', async () => {
     const home = await configHome(platform)
     const cli = startCliOnTerminal(['login'], { configDir: home })
     await cli.waitFor('E-mail: ')
@@ -103,19 +103,19 @@ describe('platform login, whoami, logout and profiles', async () => {
 
   it('refuses a password login without --password-stdin when stdin is not a terminal', async () => {
     const home = await configHome(platform)
-    const login = await runCli(['login', '--email', user.email], { configDir: home })
+    const login = await runMain(['login', '--email', user.email], { configDir: home })
     expect(login.code).toBe(3)
     expect(login.stderr).toContain('--password-stdin')
   })
 
   it('refreshes an expired access token with the refresh token and keeps the new one', async () => {
     const home = await configHome(platform)
-    await runCli(['login', '--email', user.email, '--password-stdin'], { configDir: home, input: user.password })
+    await runMain(['login', '--email', user.email, '--password-stdin'], { configDir: home, input: user.password })
     const settings = new SettingsStore(home)
     const before = settings.credentials('local')!
     settings.saveCredentials('local', { ...before, expires_at: new Date(Date.now() - 1000).toISOString() })
 
-    const who = await runCli(['whoami', '--json'], { configDir: home })
+    const who = await runMain(['whoami', '--json'], { configDir: home })
     expect(who.code).toBe(0)
     expect(parseJson(who).email).toBe(user.email)
     const after = settings.credentials('local')!
@@ -132,24 +132,34 @@ describe('platform login, whoami, logout and profiles', async () => {
       expires_at: new Date(Date.now() - 1000).toISOString(),
       saved_at: new Date().toISOString(),
     })
-    const who = await runCli(['whoami'], { configDir: home })
+    const who = await runMain(['whoami'], { configDir: home })
     expect(who.code).toBe(4)
     expect(who.stderr).toContain('not logged in or token expired: run platform login')
   })
 
   it('logs out: the credentials are gone and whoami asks for a login', async () => {
     const home = await configHome(platform)
-    await runCli(['login', '--token', world.owner.token], { configDir: home })
-    const out = await runCli(['logout'], { configDir: home })
+    await runMain(['login', '--token', world.owner.token], { configDir: home })
+    const out = await runMain(['logout'], { configDir: home })
     expect(out.code).toBe(0)
     expect(out.stdout).toContain('Logged out of profile local.')
-    expect((await runCli(['whoami'], { configDir: home })).code).toBe(4)
+    expect((await runMain(['whoami'], { configDir: home })).code).toBe(4)
+  })
+
+  it('says PLATFORM_TOKEN is invalid, not "run platform login", when the token in the environment is refused', async () => {
+    const home = await configHome(platform)
+    // Stored credentials that work: PLATFORM_TOKEN is used instead of them, so a new login would not help.
+    await runMain(['login', '--token', world.owner.token], { configDir: home })
+    const who = await runMain(['whoami'], { configDir: home, env: { PLATFORM_TOKEN: 'plat_pat_revoked-or-made-up' } })
+    expect(who.code).toBe(4)
+    expect(who.stderr).toMatch(/^platform: PLATFORM_TOKEN is invalid or expired \(.+\): set it to a valid personal access token, or unset it/)
+    expect(who.stderr).not.toContain('run platform login')
   })
 
   it('uses PLATFORM_TOKEN instead of stored credentials, and lists the project roles', async () => {
     const home = await configHome(platform)
     const analyst = await world.caller(['analyst'])
-    const who = await runCli(['whoami'], { configDir: home, env: { PLATFORM_TOKEN: analyst.token } })
+    const who = await runMain(['whoami'], { configDir: home, env: { PLATFORM_TOKEN: analyst.token } })
     expect(who.code).toBe(0)
     expect(who.stdout).toContain(analyst.user.email)
     expect(who.stdout).toMatch(new RegExp(`${world.project.id}\\s+germline \\(Test Lab\\)\\s+analyst`))
@@ -157,19 +167,19 @@ describe('platform login, whoami, logout and profiles', async () => {
 
   it('keeps credentials and addresses per profile, chosen by --profile or PLATFORM_PROFILE', async () => {
     const home = await configHome()
-    const set = await runCli(['config', 'set', 'admin_url', `${platform.adminUrl}/api/v1/`, '--profile', 'staging'], { configDir: home })
+    const set = await runMain(['config', 'set', 'admin_url', `${platform.adminUrl}/api/v1/`, '--profile', 'staging'], { configDir: home })
     expect(set.code).toBe(0)
     expect(set.stdout.trim()).toBe(`staging: admin_url = ${platform.adminUrl}`)
 
     const analyst = await world.caller(['analyst'])
-    expect((await runCli(['login', '--token', analyst.token, '--profile', 'staging'], { configDir: home })).code).toBe(0)
+    expect((await runMain(['login', '--token', analyst.token, '--profile', 'staging'], { configDir: home })).code).toBe(0)
 
-    const staging = await runCli(['whoami', '--json'], { configDir: home, env: { PLATFORM_PROFILE: 'staging' } })
+    const staging = await runMain(['whoami', '--json'], { configDir: home, env: { PLATFORM_PROFILE: 'staging' } })
     expect(parseJson(staging).email).toBe(analyst.user.email)
-    const local = await runCli(['whoami'], { configDir: home })
+    const local = await runMain(['whoami'], { configDir: home })
     expect(local.code).toBe(4)
 
-    const list = parseJson(await runCli(['config', 'list', '--json'], { configDir: home }))
+    const list = parseJson(await runMain(['config', 'list', '--json'], { configDir: home }))
     expect(list.profiles).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'local', admin_url: 'http://127.0.0.1:8101', compute_url: 'http://127.0.0.1:8102', logged_in: null }),
@@ -181,7 +191,7 @@ describe('platform login, whoami, logout and profiles', async () => {
 
   it('tells how to configure a profile that has no address yet', async () => {
     const home = await configHome()
-    const login = await runCli(['login', '--token', world.owner.token, '--profile', 'production'], { configDir: home })
+    const login = await runMain(['login', '--token', world.owner.token, '--profile', 'production'], { configDir: home })
     expect(login.code).toBe(3)
     expect(login.stderr).toContain("profile 'production' has no admin_url: set it with platform config set admin_url <url> --profile production")
   })

@@ -4,9 +4,17 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Pipeline, Run } from '../../../cli/client.js'
-import { grant } from '../../../domain/tenancy/seed.js'
+import { CLEAR_LINE } from '../../../cli/output.js'
 import { SettingsStore } from '../../../cli/settings.js'
-import { configHome, parseJson, runCli, startCli, startCliOnTerminal, startPlatform } from '../../support/cli.js'
+import { newId } from '../../../lib/ids.js'
+import { grant } from '../../../domain/tenancy/seed.js'
+import { configHome, parseJson, runCli, runMain, startCli, startMain, startPlatform } from '../../support/cli.js'
+
+/** `runs list --json`: the page of runs and the token of the next one. */
+interface RunList {
+  items: Run[]
+  next_page_token: string | null
+}
 
 describe('platform pipelines and runs', async () => {
   const platform = await startPlatform()
@@ -17,7 +25,7 @@ describe('platform pipelines and runs', async () => {
   /** A config home logged in as the analyst, with the test project as the profile's project. */
   const home = await configHome(platform, world.project.id)
   new SettingsStore(home).saveCredentials('local', { method: 'personal_token', access_token: analyst.token, saved_at: new Date().toISOString() })
-  const cli = (args: string[], input?: string) => runCli(args, { configDir: home, input })
+  const cli = (args: string[], input?: string) => runMain(args, { configDir: home, input })
 
   /** Moves a run as the orchestrator does on a Batch job state event. */
   const apply = (id: string, status: 'running' | 'succeeded' | 'failed', extra: { output?: string; error_message?: string } = {}) =>
@@ -192,13 +200,13 @@ describe('platform pipelines and runs', async () => {
         world.project.id,
       )
       try {
-        const res = await runCli(['runs', 'submit', 'hello-local', '--order', 'ORD-RETRY', '--json'], {
+        const res = await runMain(['runs', 'submit', 'hello-local', '--order', 'ORD-RETRY', '--json'], {
           configDir: proxyHome,
           env: { PLATFORM_TOKEN: analyst.token },
         })
         expect(res.code, res.stderr).toBe(0)
         expect(dropped).toBe(1)
-        const runs = parseJson<Run[]>(await cli(['runs', 'list', '--order', 'ORD-RETRY', '--json']))
+        const runs = parseJson<RunList>(await cli(['runs', 'list', '--order', 'ORD-RETRY', '--json'])).items
         expect(runs.map((r) => r.id)).toEqual([parseJson<Run>(res).id])
       } finally {
         proxy.closeAllConnections()
@@ -217,10 +225,60 @@ describe('platform pipelines and runs', async () => {
       expect(lines[1]).toContain(b.id)
       expect(lines[2]).toContain(a.id)
 
-      const byOrder = parseJson<Run[]>(await cli(['runs', 'list', '--order', 'ORD-LIST', '--json']))
+      const byOrder = parseJson<RunList>(await cli(['runs', 'list', '--order', 'ORD-LIST', '--json'])).items
       expect(byOrder.map((r) => r.id)).toEqual([b.id, a.id])
-      const cancelled = parseJson<Run[]>(await cli(['runs', 'list', '--status', 'cancelled', '--order', 'ORD-LIST', '--json']))
+      const cancelled = parseJson<RunList>(await cli(['runs', 'list', '--status', 'cancelled', '--order', 'ORD-LIST', '--json'])).items
       expect(cancelled).toEqual([])
+    })
+
+    it('says when more runs exist and prints the command for the next page, which lists the rest', async () => {
+      const order = `ORD-PAGE-${newId().slice(0, 8)}`
+      const [a, b, c] = [await submitHello(['--order', order]), await submitHello(['--order', order]), await submitHello(['--order', order])]
+      const first = await cli(['runs', 'list', '--order', order, '--limit', '2'])
+      expect(first.code).toBe(0)
+      expect(
+        first.stdout
+          .trim()
+          .split('\n')
+          .slice(1)
+          .map((l) => l.split(/\s+/)[0]),
+      ).toEqual([c!.id, b!.id])
+      const hint = /^More runs exist: (platform runs list --order \S+ --limit 2 --page-token (\S+)) {2}\(or --all for every run\)$/m.exec(
+        first.stderr,
+      )
+      expect(hint, first.stderr).not.toBeNull()
+
+      const next = await cli(hint![1]!.split(' ').slice(1))
+      expect(next.code).toBe(0)
+      expect(
+        next.stdout
+          .trim()
+          .split('\n')
+          .slice(1)
+          .map((l) => l.split(/\s+/)[0]),
+      ).toEqual([a!.id])
+      expect(next.stderr).toBe('')
+
+      const all = await cli(['runs', 'list', '--order', order, '--all'])
+      expect(all.stdout.trim().split('\n')).toHaveLength(4)
+      expect(all.stderr).toBe('')
+    })
+
+    it('keeps the next page token in --json output, null on the last page', async () => {
+      const order = `ORD-JSON-${newId().slice(0, 8)}`
+      const [a, b] = [await submitHello(['--order', order]), await submitHello(['--order', order])]
+      const first = parseJson<RunList>(await cli(['runs', 'list', '--order', order, '--limit', '1', '--json']))
+      expect(first.items.map((r) => r.id)).toEqual([b!.id])
+      expect(first.next_page_token).toEqual(expect.any(String))
+      const rest = await cli(['runs', 'list', '--order', order, '--limit', '1', '--page-token', first.next_page_token!, '--json'])
+      expect(rest.stderr).toBe('')
+      expect(parseJson<RunList>(rest)).toEqual({ items: [expect.objectContaining({ id: a!.id })], next_page_token: null })
+    })
+
+    it('refuses --all together with --limit, exit code 3', async () => {
+      const res = await cli(['runs', 'list', '--all', '--limit', '5'])
+      expect(res.code).toBe(3)
+      expect(res.stderr).toContain("option '--all' cannot be used with option '--limit <n>'")
     })
 
     it('cancels with --yes; the run is then cancelled', async () => {
@@ -242,13 +300,13 @@ describe('platform pipelines and runs', async () => {
 
     it('asks "Cancel run <name>? [y/N]" on a terminal and cancels only on yes', async () => {
       const run = await submitHello()
-      const no = startCliOnTerminal(['runs', 'cancel', run.id], { configDir: home })
+      const no = startMain(['runs', 'cancel', run.id], { configDir: home, tty: { stdin: true, stdout: true } })
       await no.waitFor(`Cancel run ${run.name}? [y/N] `)
       no.type('\r')
-      expect((await no.exited).stdout).toContain(`Run ${run.name} was not cancelled.`)
+      expect((await no.exited).stderr).toContain(`Run ${run.name} was not cancelled.`)
       expect(parseJson<Run>(await cli(['runs', 'status', run.id, '--json'])).status).toBe('queued')
 
-      const yes = startCliOnTerminal(['runs', 'cancel', run.id], { configDir: home })
+      const yes = startMain(['runs', 'cancel', run.id], { configDir: home, tty: { stdin: true, stdout: true } })
       await yes.waitFor(`Cancel run ${run.name}? [y/N] `)
       yes.type('y\r')
       const done = await yes.exited
@@ -265,24 +323,53 @@ describe('platform pipelines and runs', async () => {
       expect(again.stderr).toMatch(/^platform: .*cancel/)
     })
 
-    it('reports an unknown run as not found, exit code 6', async () => {
-      const res = await cli(['runs', 'status', '00000000-0000-4000-8000-000000000000'])
+    it('reports an unknown run as not found with exit code 6, from the binary itself', async () => {
+      const res = await runCli(['runs', 'status', '00000000-0000-4000-8000-000000000000'], { configDir: home })
       expect(res.code).toBe(6)
       expect(res.stderr).toBe('platform: not found: run not found\n')
     })
 
+    it('takes a run name for status, cancel and outputs as well as its id', async () => {
+      const run = await submitHello()
+      const status = await cli(['runs', 'status', run.name])
+      expect(status.code, status.stderr).toBe(0)
+      expect(status.stdout).toMatch(new RegExp(`^id\\s+${run.id}$`, 'm'))
+      const outputs = await cli(['runs', 'outputs', run.name, '--json'])
+      expect(outputs.code, outputs.stderr).toBe(0)
+      expect(parseJson(outputs)).toEqual([])
+      const cancel = await cli(['runs', 'cancel', run.name, '--yes'])
+      expect(cancel.code, cancel.stderr).toBe(0)
+      expect(cancel.stdout.trim()).toBe(`Cancelled run ${run.name} (${run.id}).`)
+    })
+
+    it('reports a run name that matches no run as not found, and one shared by two runs as ambiguous', async () => {
+      const missing = await cli(['runs', 'status', 'hello-local-19990101T000000Z'])
+      expect(missing.code).toBe(6)
+      expect(missing.stderr).toBe("platform: not found: no run 'hello-local-19990101T000000Z' in this project (platform runs list shows the names)\n")
+
+      // Two submissions of one pipeline in the same second share a name: a second record as such a submission leaves it.
+      const run = await submitHello()
+      const twin = { ...(await platform.compute.runs.getById(run.id))!, id: newId() }
+      await platform.compute.db.col('runs').doc(twin.id).set(twin)
+      const ambiguous = await cli(['runs', 'status', run.name])
+      expect(ambiguous.code).toBe(3)
+      expect(ambiguous.stderr).toContain(`run name '${run.name}' is ambiguous: `)
+      expect(ambiguous.stderr).toContain(run.id)
+      expect(ambiguous.stderr).toContain(twin.id)
+    })
+
     it("reports a viewer's submission as permission denied, exit code 5", async () => {
       const viewer = await world.caller(['viewer'])
-      const res = await runCli(['runs', 'submit', 'hello-local'], { configDir: home, env: { PLATFORM_TOKEN: viewer.token } })
+      const res = await runMain(['runs', 'submit', 'hello-local'], { configDir: home, env: { PLATFORM_TOKEN: viewer.token } })
       expect(res.code).toBe(5)
       expect(res.stderr).toMatch(/^platform: permission denied: .*run\.submit/)
     })
   })
 
   describe('runs watch', () => {
-    it('prints each status change and exits 0 when the run succeeds', async () => {
+    it('prints each status change and exits 0 when the run succeeds; without a terminal, nothing but the changes', async () => {
       const run = await submitHello()
-      const watch = startCli(['runs', 'watch', run.id, '--interval', '0.5'], { configDir: home })
+      const watch = startMain(['runs', 'watch', run.id, '--interval', '0.5'], { configDir: home })
       await watch.waitFor(/\squeued\n/)
       await apply(run.id, 'running')
       await watch.waitFor(/\srunning\n/)
@@ -293,12 +380,37 @@ describe('platform pipelines and runs', async () => {
       expect(lines.map((l) => l.split(/\s{2,}/)[2])).toEqual(['queued', 'running', 'succeeded'])
       expect(lines[2]).toContain(`output gs://${world.project.bucket_name}/runs/${run.id}/`)
       expect(done.stderr).toContain('Ctrl-C stops watching, not the run')
+      expect(done.stdout).not.toContain('\r')
+    })
+
+    it('shows on a terminal the time the run has spent in its current state, redrawn in place, and erases it at the end', async () => {
+      const run = await submitHello()
+      const watch = startMain(['runs', 'watch', run.name, '--interval', '0.5'], { configDir: home, tty: { stdout: true } })
+      await watch.waitFor(`${CLEAR_LINE}${run.name}  queued for `)
+      await apply(run.id, 'running')
+      await watch.waitFor(`${CLEAR_LINE}${run.name}  running for `)
+      await apply(run.id, 'succeeded', { output: `gs://${world.project.bucket_name}/runs/${run.id}/` })
+      const done = await watch.exited
+      expect(done.code).toBe(0)
+      expect(done.stdout).toMatch(new RegExp(`${run.name}  running for \\d+s`))
+      // What the terminal shows in the end: the status lines, the elapsed-time line erased.
+      const screen = done.stdout.split('\n').map((line) => line.split(CLEAR_LINE).at(-1))
+      expect(screen.filter(Boolean).map((l) => l!.split(/\s{2,}/)[2])).toEqual(['queued', 'running', 'succeeded'])
+      expect(done.stdout.endsWith('\n')).toBe(true)
+    })
+
+    it('follows a run given by its name', async () => {
+      const run = await submitHello()
+      await cli(['runs', 'cancel', run.id, '--yes'])
+      const done = await runMain(['runs', 'watch', run.name, '--interval', '0.5'], { configDir: home })
+      expect(done.code).toBe(2)
+      expect(done.stderr).toContain(`Watching run ${run.name} (${run.id})`)
     })
 
     it('exits 1 when the run fails, printing its error message', async () => {
       const run = await submitHello()
       await apply(run.id, 'running')
-      const watch = startCli(['runs', 'watch', run.id, '--interval', '0.5'], { configDir: home })
+      const watch = startMain(['runs', 'watch', run.id, '--interval', '0.5'], { configDir: home })
       await watch.waitFor(/\srunning\n/)
       await apply(run.id, 'failed', { error_message: 'exit status 3' })
       const done = await watch.exited
@@ -308,7 +420,7 @@ describe('platform pipelines and runs', async () => {
 
     it('exits 2 when the run is cancelled, with one JSON document per change under --json', async () => {
       const run = await submitHello()
-      const watch = startCli(['runs', 'watch', run.id, '--interval', '0.5', '--json'], { configDir: home })
+      const watch = startMain(['runs', 'watch', run.id, '--interval', '0.5', '--json'], { configDir: home })
       await watch.waitFor('"queued"')
       await cli(['runs', 'cancel', run.id, '--yes'])
       const done = await watch.exited
@@ -320,7 +432,7 @@ describe('platform pipelines and runs', async () => {
       expect(events.map((e) => e.status)).toEqual(['queued', 'cancelled'])
     })
 
-    it('stops on Ctrl-C with exit code 130 and leaves the run going', async () => {
+    it('stops on Ctrl-C with exit code 130 and leaves the run going (the binary, sent SIGINT)', async () => {
       const run = await submitHello()
       await apply(run.id, 'running')
       const watch = startCli(['runs', 'watch', run.id, '--interval', '0.5'], { configDir: home })
@@ -339,6 +451,47 @@ describe('platform pipelines and runs', async () => {
     })
   })
 
+  describe('runs submit --watch', () => {
+    /** Submits with --watch and, once the run's id is printed, moves the run to `end` as the orchestrator would. */
+    async function submitAndWatch(end: 'succeeded' | 'failed' | 'cancelled', extra: string[] = []) {
+      const watch = startMain(['runs', 'submit', 'hello-local', '--watch', '--interval', '0.5', ...extra], { configDir: home })
+      await watch.waitFor(extra.includes('--json') ? '"queued"' : /\squeued\n/)
+      const id = /^id\s+(\S+)$/m.exec(watch.stdout())?.[1] ?? (JSON.parse(watch.stdout().split('\n')[0]!) as Run).id
+      if (end === 'cancelled') await cli(['runs', 'cancel', id, '--yes'])
+      else {
+        await apply(id, 'running')
+        await apply(id, end, end === 'failed' ? { error_message: 'exit status 3' } : { output: `gs://${world.project.bucket_name}/runs/${id}/` })
+      }
+      return { id, done: await watch.exited }
+    }
+
+    it.each([
+      ['succeeded', 0],
+      ['failed', 1],
+      ['cancelled', 2],
+    ] as const)('prints the submitted run, then watches it: %s exits %i', async (end, code) => {
+      const { id, done } = await submitAndWatch(end)
+      expect(done.code, done.stderr).toBe(code)
+      expect(done.stdout).toMatch(new RegExp(`^id\\s+${id}$`, 'm'))
+      expect(done.stdout.trim().split('\n').at(-1)).toMatch(new RegExp(`\\s${end}(\\s|$)`))
+      expect(done.stderr).toContain('Ctrl-C stops watching, not the run')
+      expect(done.stderr).not.toContain('Follow it with')
+    })
+
+    it('prints only the watch, one JSON document per status change, under --json', async () => {
+      const { id, done } = await submitAndWatch('cancelled', ['--json'])
+      expect(done.code).toBe(2)
+      const events = done.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Run)
+      expect(events.map((e) => [e.id, e.status])).toEqual([
+        [id, 'queued'],
+        [id, 'cancelled'],
+      ])
+    })
+  })
+
   describe('project choice', () => {
     it("uses the user's default context when neither --project nor the profile names one", async () => {
       const noProject = await configHome(platform)
@@ -346,7 +499,7 @@ describe('platform pipelines and runs', async () => {
       const { project: second } = await world.otherProject()
       await grant(world.deps, second, user.user, ['analyst'])
       const env = { PLATFORM_TOKEN: user.token }
-      const before = await runCli(['runs', 'list'], { configDir: noProject, env })
+      const before = await runMain(['runs', 'list'], { configDir: noProject, env })
       expect(before.code).toBe(3)
       expect(before.stderr).toContain('no project chosen')
       const put = await fetch(`${platform.adminUrl}/api/v1/users/me/default-context`, {
@@ -355,7 +508,7 @@ describe('platform pipelines and runs', async () => {
         body: JSON.stringify({ project_id: second.id }),
       })
       expect(put.status).toBe(200)
-      const submitted = await runCli(['runs', 'submit', 'hello-local', '--json'], { configDir: noProject, env })
+      const submitted = await runMain(['runs', 'submit', 'hello-local', '--json'], { configDir: noProject, env })
       expect(submitted.code, submitted.stderr).toBe(0)
       expect(parseJson(submitted).project_id).toBe(second.id)
     })
@@ -364,16 +517,16 @@ describe('platform pipelines and runs', async () => {
       const noProject = await configHome(platform)
       const run = await submitHello()
       const viewer = await world.caller(['viewer'])
-      const res = await runCli(['runs', 'list', '--json'], { configDir: noProject, env: { PLATFORM_TOKEN: viewer.token } })
+      const res = await runMain(['runs', 'list', '--json'], { configDir: noProject, env: { PLATFORM_TOKEN: viewer.token } })
       expect(res.code, res.stderr).toBe(0)
-      expect(parseJson<Run[]>(res).map((r) => r.id)).toContain(run.id)
+      expect(parseJson<RunList>(res).items.map((r) => r.id)).toContain(run.id)
     })
 
     it('takes a project slug for --project', async () => {
       const noProject = await configHome(platform)
-      const res = await runCli(['runs', 'list', '--project', 'germline', '--json'], { configDir: noProject, env: { PLATFORM_TOKEN: analyst.token } })
+      const res = await runMain(['runs', 'list', '--project', 'germline', '--json'], { configDir: noProject, env: { PLATFORM_TOKEN: analyst.token } })
       expect(res.code, res.stderr).toBe(0)
-      expect(Array.isArray(parseJson(res))).toBe(true)
+      expect(Array.isArray(parseJson<RunList>(res).items)).toBe(true)
     })
   })
 })

@@ -15,6 +15,7 @@ export interface Response {
 export interface Operation {
   operationId?: string
   summary?: string
+  tags?: string[]
   parameters?: Parameter[]
   responses: Record<string, Response>
   security?: Array<Record<string, string[]>>
@@ -22,6 +23,8 @@ export interface Operation {
 export interface OpenApiDoc {
   openapi: string
   info: { title: string; version: string }
+  servers?: Array<{ url: string; description?: string }>
+  tags?: Array<{ name: string; description?: string }>
   paths: Record<string, Record<string, unknown> & { parameters?: Parameter[] }>
   components?: { schemas?: Record<string, any>; parameters?: Record<string, Parameter> }
 }

@@ -42,6 +42,30 @@ describe.each(SERVICES.map((s) => [s.name, s] as const))('the %s service OpenAPI
     expect(ops.length).toBeGreaterThan(0)
   })
 
+  it('gives every operation an operationId, unique in the document, as a client generator needs', () => {
+    const ids = ops.map((o) => o.op.operationId)
+    expect(ops.filter((o) => !o.op.operationId || !/^[a-z][A-Za-z0-9]*$/.test(o.op.operationId)).map(label)).toEqual([])
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([])
+  })
+
+  it("lists every tag its operations use, each with a description, in the definition's order", () => {
+    const declared = (doc.tags ?? []).map((t) => t.name)
+    expect(declared).toEqual(service.tags.map((t) => t.name))
+    expect((doc.tags ?? []).filter((t) => !t.description)).toEqual([])
+    const used = new Set(ops.flatMap((o) => o.op.tags ?? []))
+    expect([...used].filter((t) => !declared.includes(t))).toEqual([])
+    expect(declared.filter((t) => !used.has(t))).toEqual([])
+    expect(ops.filter((o) => !o.op.tags?.length).map(label)).toEqual([])
+  })
+
+  it('names a relative server, so the document works wherever the service is served', () => {
+    expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }])
+  })
+
+  it("has no schema with 'nullable' (an OpenAPI 3.0 keyword that 3.1 replaces with a type list)", () => {
+    expect(JSON.stringify(doc)).not.toContain('"nullable"')
+  })
+
   it('puts every path under /api/v1', () => {
     expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/api/v1/'))).toEqual([])
   })

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { HttpError, UnreachableError, type PipelineInput } from '../../../cli/client.js'
 import { CliError, explain } from '../../../cli/errors.js'
-import { fields, formatDuration, table } from '../../../cli/output.js'
+import { CLEAR_LINE, fields, formatDuration, Output, table } from '../../../cli/output.js'
 import { paramsFromFlags, parseParamsFile } from '../../../cli/params.js'
-import { normalizeUrl } from '../../../cli/settings.js'
+import { BUILTIN_PROFILES, normalizeUrl, SETTING_KEYS } from '../../../cli/settings.js'
+import { SERVICES } from '../../../functions/services.js'
 import { inputType } from '../../../cli/views.js'
 
 const inputs: PipelineInput[] = [
@@ -126,5 +127,48 @@ describe('addresses and error messages', () => {
     ],
   ])('explains %s with exit code %i', (error, code, message) => {
     expect(explain(error)).toEqual({ code, message })
+  })
+
+  it('explains a 401 to a request with PLATFORM_TOKEN as a bad PLATFORM_TOKEN, since logging in would not help', () => {
+    expect(explain(new HttpError('admin', 'GET', '/x', 401, 'token revoked'), { tokenFromEnvironment: true })).toEqual({
+      code: 4,
+      message:
+        'PLATFORM_TOKEN is invalid or expired (token revoked): set it to a valid personal access token, or unset it to use the credentials of platform login',
+    })
+  })
+})
+
+describe('profiles', () => {
+  it("has a setting for every service of the platform's registry, and the local profile at each one's default port", () => {
+    expect(SETTING_KEYS).toEqual([...SERVICES.map((s) => `${s.name}_url`), 'project'])
+    expect(BUILTIN_PROFILES.local).toEqual(Object.fromEntries(SERVICES.map((s) => [`${s.name}_url`, `http://127.0.0.1:${s.port}`])))
+  })
+})
+
+describe('the status line', () => {
+  const streams = () => {
+    const written = { out: '', err: '' }
+    return { written, out: { write: (t: string) => (written.out += t) }, err: { write: (t: string) => (written.err += t) } }
+  }
+
+  it('is redrawn in place on a terminal and erased before the next line or note', () => {
+    const { written, out, err } = streams()
+    const output = new Output(false, out, err, true)
+    output.status('run  queued for 1s')
+    output.status('run  queued for 2s')
+    output.line('12:00:00Z  run  running')
+    output.note('a note')
+    output.clearStatus()
+    expect(written.out).toBe(`${CLEAR_LINE}run  queued for 1s${CLEAR_LINE}run  queued for 2s${CLEAR_LINE}12:00:00Z  run  running\n`)
+    expect(written.err).toBe('a note\n')
+  })
+
+  it('shows nothing without a terminal, or with --json', () => {
+    for (const output of [new Output(false, streams().out, streams().err, false), new Output(true, streams().out, streams().err, true)]) {
+      expect(output.live).toBe(false)
+    }
+    const { written, out, err } = streams()
+    new Output(true, out, err, true).status('run  queued for 1s')
+    expect(written.out).toBe('')
   })
 })

@@ -188,6 +188,20 @@ describe('compute: runs', async () => {
     expect(await w.deps.runs.listCancelledWithLiveJob(100)).not.toContainEqual(expect.objectContaining({ id: run.id }))
   })
 
+  it("finds a run by its exact name, only in the caller's project, and refuses name combined with other filters", async () => {
+    const { body: run } = await submit({ pipeline_id: hello, params: {} })
+    const found = await w.api('GET', `/runs?name=${run.name}`)
+    expect(found.status).toBe(200)
+    expect(found.body.map((r: { id: string }) => r.id)).toContain(run.id)
+    expect(found.body.every((r: { name: string }) => r.name === run.name)).toBe(true)
+    expect((await w.api('GET', '/runs?name=hello-local-19990101T000000Z')).body).toEqual([])
+    const { project: other } = await w.otherProject()
+    expect((await w.api('GET', `/runs?name=${run.name}`, { project: other.id })).body).toEqual([])
+    const combined = await w.api('GET', `/runs?name=${run.name}&status=queued`)
+    expect(combined.status).toBe(400)
+    expect(combined.body.detail).toContain('query.name')
+  })
+
   describe('idempotency', () => {
     it('returns the same run for a retried submission with the same key and body', async () => {
       const key = `key-${rand()}`
