@@ -114,17 +114,23 @@ export function pageResponse<T>(c: Context, page: Page<T>, status: 200 = 200) {
 
 /**
  * The same scheme over a list already in memory (a union of several queries, small by nature,
- * such as the projects a user can see). Items are ordered by `key`, which must be unique.
+ * such as the projects a user can see, or the versions of a pipeline). Items are ordered by `key`,
+ * which must be unique, with `compare` (lexical by default); the cursor is the last key seen.
  */
-export function paginateArray<T>(items: T[], key: (item: T) => string, req: Omit<PageRequest, 'orderBy'>): Page<T> {
+export function paginateArray<T>(
+  items: T[],
+  key: (item: T) => string,
+  req: Omit<PageRequest, 'orderBy'>,
+  compare: (a: string, b: string) => number = (a, b) => (a < b ? -1 : a > b ? 1 : 0),
+): Page<T> {
   const pageSize = pageSizeOf(req.query)
   const filterKey = sha256(JSON.stringify(req.filters, Object.keys(req.filters).sort())).slice(0, 16)
-  const sorted = [...items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
+  const sorted = [...items].sort((a, b) => compare(key(a), key(b)))
   let start = 0
   if (req.query.page_token) {
     const cursor = decodeToken(req.query.page_token)
     if (cursor.f !== filterKey) throw badRequest('page_token was made for other filters; start again without it')
-    start = sorted.findIndex((item) => key(item) > cursor.id)
+    start = sorted.findIndex((item) => compare(key(item), cursor.id) > 0)
     if (start < 0) start = sorted.length
   }
   const page = sorted.slice(start, start + pageSize)

@@ -590,7 +590,14 @@ export interface operations {
     };
     listPipelineVersions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Items per page (default 50, at most 1000) */
+                page_size?: number;
+                /** @description Synonym of page_size */
+                limit?: number;
+                /** @description X-Next-Page-Token of the previous page */
+                page_token?: string;
+            };
             header: {
                 /** @description Project UUID, from GET /projects */
                 "x-project-id": string;
@@ -605,6 +612,10 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description Present when more items exist */
+                    "X-Next-Page-Token"?: string;
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {

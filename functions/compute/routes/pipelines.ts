@@ -4,8 +4,8 @@ import { notFound } from '../../../lib/errors.js'
 import { auditContext, requires, resourceApp } from '../../../lib/http.js'
 import { commonErrors, conflictError, IdParam, json, ProjectHeader } from '../../../lib/openapi.js'
 import { UUID_RE } from '../../../lib/ids.js'
-import { PageQuery, pageHeaders, pageResponse } from '../../../lib/pagination.js'
-import { latestVersion } from '../../../domain/pipelines/versions.js'
+import { PageQuery, pageHeaders, pageResponse, paginateArray } from '../../../lib/pagination.js'
+import { compareSemver, latestVersion } from '../../../domain/pipelines/versions.js'
 import { PLATFORM_SCOPE, requiredInputs, type PipelineRecord } from '../../../domain/pipelines/model.js'
 import type { ComputeDeps } from '../deps.js'
 import { CreatePipeline, ForceQuery, Pipeline, PipelineListQuery, SlugParam } from '../schemas.js'
@@ -133,13 +133,19 @@ pipelines.openapi(
     tags: ['pipelines'],
     summary: 'Every version of a pipeline, highest semantic version first',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: SlugParam },
-    responses: { 200: json(z.array(Pipeline)), ...commonErrors },
+    request: { headers: ProjectHeader, params: SlugParam, query: PageQuery },
+    responses: { 200: { ...json(z.array(Pipeline)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
     const { slug } = c.req.valid('param')
     const versions = await c.var.deps.pipelines.versions(c.var.project.id, slug)
     if (!versions.length) throw notFound(`pipeline '${slug}'`)
-    return c.json(versions.map(toPipeline), 200)
+    const page = paginateArray(
+      versions,
+      (p) => p.version,
+      { filters: { slug }, query: c.req.valid('query') },
+      (a, b) => compareSemver(b, a),
+    )
+    return pageResponse(c, { items: page.items.map(toPipeline), nextPageToken: page.nextPageToken })
   },
 )

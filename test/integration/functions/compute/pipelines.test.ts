@@ -81,6 +81,13 @@ describe('compute: the pipeline catalogue', async () => {
     expect(platform.body.version).toBe('1.10.0')
     const versions = await w.api('GET', `/pipelines/slug/${slug}/versions`)
     expect(versions.body.map((p: { version: string }) => p.version)).toEqual(['1.10.1-rc.1', '1.10.0', '1.2.0', '0.9.9'])
+    // Paged like every list, in the same order.
+    const first = await w.api('GET', `/pipelines/slug/${slug}/versions?page_size=3`)
+    expect(first.body.map((p: { version: string }) => p.version)).toEqual(['1.10.1-rc.1', '1.10.0', '1.2.0'])
+    const token = first.headers.get('x-next-page-token')!
+    const second = await w.api('GET', `/pipelines/slug/${slug}/versions?page_size=3&page_token=${token}`)
+    expect(second.body.map((p: { version: string }) => p.version)).toEqual(['0.9.9'])
+    expect(second.headers.get('x-next-page-token')).toBeNull()
   })
 
   it('selects a version with ?version= and answers 404 for an unknown version or slug', async () => {
