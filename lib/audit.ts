@@ -123,6 +123,26 @@ export class AuditWriter {
     }
   }
 
+  /**
+   * Prepares the chains of several entities changed in one transaction (a cascade, an order and
+   * its samples): each chain head is read once, even when two entities share a shard, and the
+   * returned `write` sends each event to its entity's chain.
+   */
+  async prepareMany(tx: Transaction, scopes: AuditScope[]) {
+    const chains = new Map<string, Awaited<ReturnType<AuditWriter['prepare']>>>()
+    for (const scope of scopes) {
+      const key = auditChainKey(scope)
+      if (!chains.has(key)) chains.set(key, await this.prepare(tx, scope))
+    }
+    return {
+      write: (ctx: AuditContext, input: AuditInput): AuditEvent => {
+        const chain = chains.get(auditChainKey(input))
+        if (!chain) throw new Error(`audit event ${input.action} for ${input.entity.type} ${input.entity.id} outside the prepared chains`)
+        return chain.write(ctx, input)
+      },
+    }
+  }
+
   /** Records one event in a transaction of its own (denials, logins: nothing else changes). */
   async record(ctx: AuditContext, input: AuditInput): Promise<AuditEvent> {
     return this.db.firestore.runTransaction(async (tx) => (await this.prepare(tx, input)).write(ctx, input))
