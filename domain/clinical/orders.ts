@@ -351,8 +351,8 @@ export class OrderStore {
       const samples = existing ? order.samples.map((e) => (e.sample_id === sampleId ? { ...e, role } : e)) : [...order.samples, entry]
       const sampleIds = samples.map((e) => e.sample_id)
       tx.update(this.refs.order(id), { samples, sample_ids: sampleIds, updated: now })
-      if (!existing)
-        tx.update(this.refs.sample(sampleId), { orders: [...sample.orders, { order_id: id, accession: order.accession, frozen: false }] })
+      const sampleOrders = existing ? sample.orders : [...sample.orders, { order_id: id, accession: order.accession, frozen: false }]
+      if (!existing) tx.update(this.refs.sample(sampleId), { orders: sampleOrders })
       chain.write(ctx, {
         action: existing ? 'order.sample_role_changed' : 'order.sample_added',
         project_id: project.id,
@@ -360,7 +360,7 @@ export class OrderStore {
         entity: { type: 'order', id, parent: order.accession },
         change: { from: existing?.role, to: role, reason: `sample ${sample.external_id}` },
       })
-      return { order: { ...order, samples, sample_ids: sampleIds, updated: now }, sample, added: !existing }
+      return { order: { ...order, samples, sample_ids: sampleIds, updated: now }, sample: { ...sample, orders: sampleOrders }, added: !existing }
     })
   }
 
