@@ -107,7 +107,8 @@ export class AuditWriter {
           project_id: input.project_id,
           action: input.action,
           entity: input.entity,
-          change: input.change,
+          // A change with nothing in it is left out: Firestore would drop the empty map, and the stored event would no longer match its hash.
+          change: input.change && Object.values(input.change).some((v) => v !== undefined) ? input.change : undefined,
           actor: ctx.actor,
           request: ctx.request,
           chain,

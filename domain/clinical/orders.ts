@@ -181,7 +181,7 @@ export class OrderStore {
       const order = await this.readOrder(tx, project.id, id)
       const current: Record<string, unknown> = { ...order, labflow_id: order.labflow.id }
       const changed = (Object.keys(update) as Array<keyof OrderUpdate>)
-        .filter((k) => update[k] !== undefined && !sameValue(update[k], k === 'labflow_id' ? (update[k] ?? GERMLINE_ID) : current[k]))
+        .filter((k) => update[k] !== undefined && !sameValue(k === 'labflow_id' ? (update[k] ?? GERMLINE_ID) : update[k], current[k]))
         .sort()
       if (order.status !== 'draft') {
         const frozen = changed.filter((k) => !MUTABLE_AFTER_SIGNING.has(k))

@@ -1,6 +1,6 @@
 import { SYSTEM_ACTOR } from '../../lib/audit.js'
 import type { ProjectRecord } from '../../lib/auth/access.js'
-import type { KernelDeps } from '../../lib/kernel.js'
+import { createKernel, type KernelDeps } from '../../lib/kernel.js'
 import { clinicalDeps } from '../../functions/clinical/deps.js'
 import { createClinicalApp } from '../../functions/clinical/service.js'
 import type { OrderRecord } from '../../domain/clinical/model.js'
@@ -12,7 +12,8 @@ import { call, makeWorld, rand } from './world.js'
 /** A tenant (makeWorld) with the clinical-data service on the same emulators, and an `api` that calls it as the owner unless told. */
 export async function makeClinicalWorld() {
   const world = await makeWorld()
-  const deps = clinicalDeps(world.deps)
+  // A kernel of its own, so that its audit events say service 'clinical', on the world's Firestore.
+  const deps = clinicalDeps(createKernel(world.deps.config, 'clinical', { firestore: world.deps.db.firestore }))
   const app = createClinicalApp(deps)
   const api = (
     method: string,
