@@ -7,6 +7,7 @@ import type { Pipeline, Run } from '../../../cli/client.js'
 import { grant } from '../../../domain/tenancy/seed.js'
 import { SettingsStore } from '../../../cli/settings.js'
 import { configHome, parseJson, runCli, startCli, startCliOnTerminal, startPlatform } from '../../support/cli.js'
+import { makeOrder } from '../../support/clinical.js'
 
 describe('platform pipelines and runs', async () => {
   const platform = await startPlatform()
@@ -82,7 +83,20 @@ describe('platform pipelines and runs', async () => {
 
   describe('runs', () => {
     it('submits a run and prints its id and name; status shows it queued', async () => {
-      const res = await cli(['runs', 'submit', 'hello-local', '--param', 'greeting=bonjour', '--tag', 'cli', '--tag', 'smoke', '--order', 'ORD-1'])
+      const order = await makeOrder(platform.compute, world.project)
+      const res = await cli([
+        'runs',
+        'submit',
+        'hello-local',
+        '--param',
+        'greeting=bonjour',
+        '--tag',
+        'cli',
+        '--tag',
+        'smoke',
+        '--order',
+        order.accession,
+      ])
       expect(res.code, res.stderr).toBe(0)
       const id = /^id\s+(\S+)$/m.exec(res.stdout)?.[1]
       expect(res.stdout).toMatch(/^name\s+hello-local-\d{8}T\d{6}/m)
@@ -92,7 +106,7 @@ describe('platform pipelines and runs', async () => {
       const status = await cli(['runs', 'status', id!])
       expect(status.code).toBe(0)
       expect(status.stdout).toMatch(/^status\s+queued$/m)
-      expect(status.stdout).toMatch(/^order\s+ORD-1$/m)
+      expect(status.stdout).toMatch(new RegExp(`^order\\s+${order.id}$`, 'm'))
       expect(status.stdout).toMatch(/^tags\s+cli, smoke$/m)
       expect(status.stdout).toMatch(/^greeting\s+bonjour$/m)
     })
@@ -189,13 +203,14 @@ describe('platform pipelines and runs', async () => {
         world.project.id,
       )
       try {
-        const res = await runCli(['runs', 'submit', 'hello-local', '--order', 'ORD-RETRY', '--json'], {
+        const order = (await makeOrder(platform.compute, world.project)).accession
+        const res = await runCli(['runs', 'submit', 'hello-local', '--order', order, '--json'], {
           configDir: proxyHome,
           env: { PLATFORM_TOKEN: analyst.token },
         })
         expect(res.code, res.stderr).toBe(0)
         expect(dropped).toBe(1)
-        const runs = parseJson<Run[]>(await cli(['runs', 'list', '--order', 'ORD-RETRY', '--json']))
+        const runs = parseJson<Run[]>(await cli(['runs', 'list', '--order', order, '--json']))
         expect(runs.map((r) => r.id)).toEqual([parseJson<Run>(res).id])
       } finally {
         proxy.closeAllConnections()
@@ -204,8 +219,9 @@ describe('platform pipelines and runs', async () => {
     })
 
     it('lists runs newest first with --limit, and filters by order and status', async () => {
-      const a = await submitHello(['--order', 'ORD-LIST'])
-      const b = await submitHello(['--order', 'ORD-LIST'])
+      const order = (await makeOrder(platform.compute, world.project)).accession
+      const a = await submitHello(['--order', order])
+      const b = await submitHello(['--order', order])
       const all = await cli(['runs', 'list', '--limit', '2'])
       expect(all.code).toBe(0)
       const lines = all.stdout.trim().split('\n')
@@ -214,9 +230,9 @@ describe('platform pipelines and runs', async () => {
       expect(lines[1]).toContain(b.id)
       expect(lines[2]).toContain(a.id)
 
-      const byOrder = parseJson<Run[]>(await cli(['runs', 'list', '--order', 'ORD-LIST', '--json']))
+      const byOrder = parseJson<Run[]>(await cli(['runs', 'list', '--order', order, '--json']))
       expect(byOrder.map((r) => r.id)).toEqual([b.id, a.id])
-      const cancelled = parseJson<Run[]>(await cli(['runs', 'list', '--status', 'cancelled', '--order', 'ORD-LIST', '--json']))
+      const cancelled = parseJson<Run[]>(await cli(['runs', 'list', '--status', 'cancelled', '--order', order, '--json']))
       expect(cancelled).toEqual([])
     })
 
