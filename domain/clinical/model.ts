@@ -1,4 +1,4 @@
-import type { Timestamp } from '@google-cloud/firestore'
+import type { DocumentReference, Timestamp, Transaction } from '@google-cloud/firestore'
 import type { Db } from '../../lib/db.js'
 import { sha256 } from '../../lib/ids.js'
 import type { OrderStatus } from './order-status.js'
@@ -167,3 +167,12 @@ export function clinicalRefs(db: Db) {
 
 export const accessionOf = (year: number, n: number) => `ORD-${year}-${String(n).padStart(6, '0')}`
 export const ACCESSION_RE = /^ORD-\d{4}-\d{6,}$/
+
+/**
+ * Reads several documents in a transaction with one request (never as concurrent requests of one
+ * transaction, which the emulator does not serialize), in the order asked; an empty list reads nothing.
+ */
+export async function readAll<T>(tx: Transaction, refs: DocumentReference[]): Promise<Array<T | undefined>> {
+  if (!refs.length) return []
+  return (await tx.getAll(...refs)).map((snap) => snap.data() as T | undefined)
+}

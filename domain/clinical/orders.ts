@@ -12,6 +12,7 @@ import {
   ACCESSION_RE,
   accessionOf,
   clinicalRefs,
+  readAll,
   MAX_ORDER_SAMPLES,
   type OrderRecord,
   type OrderSampleEntry,
@@ -118,6 +119,15 @@ export class OrderStore {
     return s?.project_id === projectId ? s : undefined
   }
 
+  /** Samples of the project by id, in one read; absent (or another project's) ones are undefined. */
+  private async readSamples(tx: Transaction, projectId: string, ids: readonly string[]): Promise<Array<SampleRecord | undefined>> {
+    const found = await readAll<SampleRecord>(
+      tx,
+      ids.map((id) => this.refs.sample(id)),
+    )
+    return found.map((s) => (s?.project_id === projectId ? s : undefined))
+  }
+
   async create(ctx: AuditContext, project: ClinicalProject, input: OrderInput, by: string): Promise<OrderRecord> {
     if (input.samples.length > MAX_ORDER_SAMPLES) throw badRequest(`samples: at most ${MAX_ORDER_SAMPLES} samples in one order`)
     const ids = input.samples.map((s) => s.sample_id)
@@ -129,12 +139,10 @@ export class OrderStore {
       const year = now.toDate().getUTCFullYear()
       const counterRef = this.refs.counter(project.id, year)
       const counter = await tx.get(counterRef)
-      const samples: SampleRecord[] = []
-      for (const [i, s] of input.samples.entries()) {
-        const sample = await this.readSample(tx, project.id, s.sample_id)
-        if (!sample) throw badRequest(`samples.${i}.sample_id: no such sample in this project`)
-        samples.push(sample)
-      }
+      const found = await this.readSamples(tx, project.id, ids)
+      const missing = found.findIndex((s) => !s)
+      if (missing >= 0) throw badRequest(`samples.${missing}.sample_id: no such sample in this project`)
+      const samples = found as SampleRecord[]
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'order', id } })
       const n = ((counter.get('last') as number | undefined) ?? 0) + 1
       const accession = accessionOf(year, n)
@@ -232,7 +240,7 @@ export class OrderStore {
     return this.db.firestore.runTransaction(async (tx) => {
       const order = await this.readOrder(tx, project.id, id)
       if (order.ever_signed) throw conflict(`order ${order.accession} has been signed and cannot be deleted; cancel it instead`)
-      const samples = (await Promise.all(order.sample_ids.map((s) => this.readSample(tx, project.id, s)))).filter((s): s is SampleRecord => !!s)
+      const samples = (await this.readSamples(tx, project.id, order.sample_ids)).filter((s): s is SampleRecord => !!s)
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'order', id } })
       for (const s of samples) tx.update(this.refs.sample(s.id), { orders: s.orders.filter((o) => o.order_id !== id) })
       tx.delete(this.refs.order(id))
@@ -273,13 +281,14 @@ export class OrderStore {
       }
       const from = order.status
       const to = input.to
-      const samples = await Promise.all(order.sample_ids.map((s) => this.readSample(tx, project.id, s)))
+      const samples = await this.readSamples(tx, project.id, order.sample_ids)
       let labflow: LabflowVersion | undefined
       if (to === 'signed') {
         const missing = order.sample_ids.filter((_, i) => !samples[i])
         if (missing.length) throw conflict(`order ${order.accession} names deleted sample ${missing.join(', ')}; remove it before signing`)
-        const subjects = await Promise.all(
-          samples.map(async (s) => (await tx.get(this.refs.subject(s!.subject_id))).data() as SubjectRecord | undefined),
+        const subjects = await readAll<SubjectRecord>(
+          tx,
+          samples.map((s) => this.refs.subject(s!.subject_id)),
         )
         const problems = familyProblems(
           order.samples.map((e, i) => ({

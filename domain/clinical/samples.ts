@@ -6,7 +6,7 @@ import { badRequest, conflict, isContention, notFound } from '../../lib/errors.j
 import { newId } from '../../lib/ids.js'
 import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
 import { parseGsUri } from '../../lib/storage.js'
-import { clinicalRefs, type OrderRecord, type SampleRecord, type SampleType, type SubjectRecord } from './model.js'
+import { clinicalRefs, readAll, type OrderRecord, type SampleRecord, type SampleType, type SubjectRecord } from './model.js'
 import { fastqPairs, pedPhenotype, pedSex, type PedPhenotype, type PedSex } from './samplesheet.js'
 import { frozenBy, removeSamplesFromOrders, type ClinicalProject } from './subjects.js'
 
@@ -240,7 +240,10 @@ export class SampleStore {
       if (signed.length) throw conflict(`sample ${sample.external_id} is in signed order ${signed.join(', ')} and cannot be deleted`)
       const subjectSnap = await tx.get(this.refs.subject(sample.subject_id))
       const orders = (
-        await Promise.all(sample.orders.map(async (o) => (await tx.get(this.refs.order(o.order_id))).data() as OrderRecord | undefined))
+        await readAll<OrderRecord>(
+          tx,
+          sample.orders.map((o) => this.refs.order(o.order_id)),
+        )
       ).filter((o): o is OrderRecord => o !== undefined)
       const audit = await this.audit.prepareMany(tx, [
         { project_id: project.id, entity: { type: 'sample', id } },

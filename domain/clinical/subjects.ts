@@ -5,7 +5,7 @@ import type { Db } from '../../lib/db.js'
 import { badRequest, conflict, isContention, notFound } from '../../lib/errors.js'
 import { newId } from '../../lib/ids.js'
 import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
-import { clinicalRefs, type AffectedStatus, type OrderRecord, type SampleRecord, type Sex, type SubjectRecord } from './model.js'
+import { clinicalRefs, readAll, type AffectedStatus, type OrderRecord, type SampleRecord, type Sex, type SubjectRecord } from './model.js'
 import { hpoProblems, parentProblems, sexChangeProblems, type ParentRole, type PedigreeNode } from './pedigree.js'
 
 export interface ClinicalProject {
@@ -241,9 +241,12 @@ export class SubjectStore {
         )
       }
       const orderIds = [...new Set(samples.flatMap((s) => s.orders.map((o) => o.order_id)))]
-      const orders = (await Promise.all(orderIds.map(async (o) => (await tx.get(this.refs.order(o))).data() as OrderRecord | undefined))).filter(
-        (o): o is OrderRecord => o !== undefined,
-      )
+      const orders = (
+        await readAll<OrderRecord>(
+          tx,
+          orderIds.map((o) => this.refs.order(o)),
+        )
+      ).filter((o): o is OrderRecord => o !== undefined)
       const audit = await this.audit.prepareMany(tx, [
         { project_id: project.id, entity: { type: 'subject', id } },
         ...samples.map((s) => ({ project_id: project.id, entity: { type: 'sample', id: s.id } })),

@@ -11,7 +11,7 @@ import { call, makeWorld, rand } from './world.js'
 
 /** A tenant (makeWorld) with the clinical-data service on the same emulators, and an `api` that calls it as the owner unless told. */
 export async function makeClinicalWorld() {
-  const world = await makeWorld()
+  const world = await makeWorld({ LOG_LEVEL: process.env.DEBUG_LOG ?? 'silent' })
   // A kernel of its own, so that its audit events say service 'clinical', on the world's Firestore.
   const deps = clinicalDeps(createKernel(world.deps.config, 'clinical', { firestore: world.deps.db.firestore }))
   const app = createClinicalApp(deps)
