@@ -1,5 +1,6 @@
 import type { Service } from '../lib/service.js'
 import { admin } from './admin/service.js'
+import { clinical } from './clinical/service.js'
 import { compute } from './compute/service.js'
 
 /**
@@ -7,6 +8,6 @@ import { compute } from './compute/service.js'
  * Functions entry, the local suite, seeding, the deploy script, the OpenAPI and docs tests and the
  * CLI's service addresses all enumerate this one list.
  */
-export const SERVICES: readonly Service[] = [admin, compute]
+export const SERVICES: readonly Service[] = [admin, compute, clinical]
 
 export const serviceNamed = (name: string) => SERVICES.find((s) => s.name === name)

@@ -107,7 +107,8 @@ export class AuditWriter {
           project_id: input.project_id,
           action: input.action,
           entity: input.entity,
-          change: input.change,
+          // A change with nothing in it is left out: Firestore would drop the empty map, and the stored event would no longer match its hash.
+          change: input.change && Object.values(input.change).some((v) => v !== undefined) ? input.change : undefined,
           actor: ctx.actor,
           request: ctx.request,
           chain,
@@ -119,6 +120,26 @@ export class AuditWriter {
         tx.create(this.db.col('audit_events').doc(event.id), event)
         tx.set(headRef, { seq, hash: event.hash, updated: event.occurred_at })
         return event
+      },
+    }
+  }
+
+  /**
+   * Prepares the chains of several entities changed in one transaction (a cascade, an order and
+   * its samples): each chain head is read once, even when two entities share a shard, and the
+   * returned `write` sends each event to its entity's chain.
+   */
+  async prepareMany(tx: Transaction, scopes: AuditScope[]) {
+    const chains = new Map<string, Awaited<ReturnType<AuditWriter['prepare']>>>()
+    for (const scope of scopes) {
+      const key = auditChainKey(scope)
+      if (!chains.has(key)) chains.set(key, await this.prepare(tx, scope))
+    }
+    return {
+      write: (ctx: AuditContext, input: AuditInput): AuditEvent => {
+        const chain = chains.get(auditChainKey(input))
+        if (!chain) throw new Error(`audit event ${input.action} for ${input.entity.type} ${input.entity.id} outside the prepared chains`)
+        return chain.write(ctx, input)
       },
     }
   }

@@ -254,7 +254,13 @@ export interface components {
             pipeline_slug: string;
             pipeline_version: string;
             pipeline_type: components["schemas"]["PipelineType"];
+            /** @description The id of the clinical order the run is for */
             order_id?: string;
+            /**
+             * @description The order's accession
+             * @example ORD-2026-000123
+             */
+            order_accession?: string;
             params: {
                 [key: string]: unknown;
             };
@@ -277,6 +283,10 @@ export interface components {
         SubmitRun: {
             /** Format: uuid */
             pipeline_id: string;
+            /**
+             * @description A clinical order of the project, by id or accession: it must be signed, in progress or in review (409 otherwise); a signed order moves to in_progress
+             * @example ORD-2026-000123
+             */
             order_id?: string;
             /** @default {} */
             params?: {

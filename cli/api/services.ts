@@ -4,6 +4,7 @@
 export const SERVICES = [
   {"name":"admin","title":"Admin service","port":8101,"projectScoped":false},
   {"name":"compute","title":"Compute service","port":8102,"projectScoped":true},
+  {"name":"clinical","title":"Clinical-data service","port":8103,"projectScoped":true},
 ] as const
 
 export type ServiceName = (typeof SERVICES)[number]['name']

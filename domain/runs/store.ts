@@ -1,5 +1,5 @@
-import { FieldValue, Timestamp, type DocumentSnapshot } from '@google-cloud/firestore'
-import type { AuditContext, AuditWriter } from '../../lib/audit.js'
+import { FieldValue, Timestamp, type DocumentSnapshot, type Transaction } from '@google-cloud/firestore'
+import type { AuditContext, AuditInput, AuditScope, AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
 import { conflict, notFound } from '../../lib/errors.js'
@@ -33,7 +33,10 @@ export interface RunRecord {
   pipeline_type: PipelineType
   /** The pipeline's execution spec at submission: a later forced overwrite never changes a submitted run. */
   execution: PipelineExecution
+  /** The id of the clinical order the run is for (or, for runs submitted before orders existed, the string given). */
   order_id?: string
+  /** The order's accession (ORD-<year>-<6 digits>), for people. */
+  order_accession?: string
   params: Record<string, unknown>
   tags: string[]
   profile?: string
@@ -68,6 +71,23 @@ export const runTimestamp = (d: Date) =>
     .replace(/\.\d+Z$/, 'Z')
     .replace(/[-:]/g, '')
 
+/**
+ * Another record a submission links the run to (a clinical order), handled inside the run's
+ * transaction: `read` does its reads and checks before any write (Firestore's rule) and may throw
+ * to refuse the run; the `write` it returns is made with the run, with the link's audit event in
+ * `audit`'s chain. The transaction may run more than once, so neither has other side effects.
+ */
+export interface RunLink {
+  read(tx: Transaction): Promise<RunLinkWrite>
+}
+export interface RunLinkWrite {
+  order_id: string
+  order_accession?: string
+  /** The entity whose audit event `write` records, if any. */
+  audit?: AuditScope
+  write(tx: Transaction, run: RunRecord, audit: (input: AuditInput) => void): void
+}
+
 export interface SubmitInput {
   project: { id: string; org_id: string; bucket_name: string; service_account_email: string }
   pipeline: { id: string; slug: string; version: string } & PipelineExecution
@@ -75,6 +95,8 @@ export interface SubmitInput {
   tags: string[]
   profile?: string
   order_id?: string
+  /** Links the run to an order in the same transaction (overrides order_id). */
+  link?: RunLink
   created_by: string
   /** The client's Idempotency-Key and a hash of the request it came with. */
   idempotency?: { key: string; requestHash: string }
@@ -143,7 +165,11 @@ export class RunStore {
         }
       }
       const id = newId()
-      const chain = await this.audit.prepare(tx, { project_id: input.project.id, entity: { type: 'run', id } })
+      const link = input.link ? await input.link.read(tx) : undefined
+      const chain = await this.audit.prepareMany(tx, [
+        { project_id: input.project.id, entity: { type: 'run', id } },
+        ...(link?.audit ? [link.audit] : []),
+      ])
       const run: RunRecord = {
         id,
         project_id: input.project.id,
@@ -155,7 +181,8 @@ export class RunStore {
         pipeline_version: input.pipeline.version,
         pipeline_type: input.pipeline.type,
         execution: executionOf(input.pipeline),
-        order_id: input.order_id,
+        order_id: link?.order_id ?? input.order_id,
+        order_accession: link?.order_accession,
         params: input.params,
         tags: input.tags,
         profile: input.profile ?? input.pipeline.default_profile,
@@ -188,6 +215,7 @@ export class RunStore {
         entity: { type: 'run', id, parent: run.pipeline_id },
         change: { to: 'queued' },
       })
+      link?.write(tx, run, (event) => chain.write(ctx, event))
       return { run, replayed: false }
     })
   }
@@ -205,6 +233,18 @@ export class RunStore {
     if (filters.status !== undefined) q = q.where('status', '==', filters.status)
     if (filters.name !== undefined) q = q.where('name', '==', filters.name)
     return paginate(q, { orderBy: [['created', 'desc']], filters: { ...filters }, query }, (d) => d.data() as RunRecord)
+  }
+
+  /** The newest runs of an order (at most `limit`), for the order's page. */
+  async listForOrder(projectId: string, orderId: string, limit: number): Promise<RunRecord[]> {
+    const q = await this.db
+      .col('runs')
+      .where('project_id', '==', projectId)
+      .where('order_id', '==', orderId)
+      .orderBy('created', 'desc')
+      .limit(limit)
+      .get()
+    return q.docs.map((d) => d.data() as RunRecord)
   }
 
   /**

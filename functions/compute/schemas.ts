@@ -149,7 +149,8 @@ export const Run = z
     pipeline_slug: z.string(),
     pipeline_version: z.string(),
     pipeline_type: PipelineTypeSchema,
-    order_id: z.string().optional(),
+    order_id: z.string().optional().openapi({ description: 'The id of the clinical order the run is for' }),
+    order_accession: z.string().optional().openapi({ description: "The order's accession", example: 'ORD-2026-000123' }),
     params: z.record(z.string(), z.unknown()),
     tags: z.array(z.string()),
     profile: z.string().optional(),
@@ -167,7 +168,11 @@ export const Run = z
 export const SubmitRun = z
   .object({
     pipeline_id: z.string().uuid(),
-    order_id: z.string().trim().min(1).max(200).optional(),
+    order_id: z.string().trim().min(1).max(200).optional().openapi({
+      description:
+        'A clinical order of the project, by id or accession: it must be signed, in progress or in review (409 otherwise); a signed order moves to in_progress',
+      example: 'ORD-2026-000123',
+    }),
     params: z.record(z.string(), z.unknown()).superRefine(storable(PARAMS_LIMITS)).default({}),
     tags: z.array(z.string().min(1).max(100)).max(50).default([]),
     profile: z.string().min(1).max(200).optional(),

@@ -72,6 +72,10 @@ const PROJECT_GRANTS: Record<Permission, { ladder?: (typeof PROJECT_LADDER)[numb
   'variant.ingest': { side: ['pipeline'] },
 }
 
+/** Every project permission, for definitions that name permissions as data (labflow transitions). */
+export const PERMISSIONS = Object.keys(PROJECT_GRANTS) as Permission[]
+export const isPermission = (value: string): value is Permission => (PERMISSIONS as string[]).includes(value)
+
 const ORG_GRANTS: Record<OrgPermission, OrgRole> = {
   'org.read': 'org_member',
   'org.manage': 'org_admin',

@@ -147,6 +147,38 @@ describe.sequential('the local suite (npm start)', () => {
     expect(reconcile.status).toBe(200)
   })
 
+  it(
+    "seeds a demo trio whose draft order a newcomer signs and downloads as a samplesheet in the README's three requests",
+    { timeout: 60_000 },
+    async () => {
+      const { suite } = first!
+      expect(suite.services.clinical).toBe(`http://127.0.0.1:${basePort + 3}`)
+      const headers = { authorization: `Bearer ${suite.token}`, 'x-project-id': suite.project_id, 'content-type': 'application/json' }
+      const clinical = (path: string, init: { method?: string; body?: unknown } = {}) =>
+        fetch(`${suite.services.clinical}/api/v1${path}`, {
+          method: init.method ?? 'GET',
+          headers,
+          body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        })
+
+      const drafts = (await (await clinical('/orders?status=draft')).json()) as Array<{ accession: string; test_code: string }>
+      expect(drafts).toEqual([expect.objectContaining({ test_code: 'WGS-trio' })])
+      const accession = drafts[0]!.accession
+      const signed = await clinical(`/orders/${accession}/transition`, { method: 'POST', body: { to: 'signed' } })
+      expect(signed.status).toBe(200)
+      const sheet = await clinical(`/orders/${accession}/samplesheet`)
+      expect(sheet.headers.get('content-type')).toMatch(/^text\/csv/)
+      expect((await sheet.text()).trim().split('\n')).toEqual([
+        'sample,lane,fastq_1,fastq_2,sex,phenotype,paternal_id,maternal_id,case_id',
+        `S-DEMO-1,1,gs://demo-lab-demo/fastq/S-DEMO-1_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-1_R2.fastq.gz,1,2,S-DEMO-3,S-DEMO-2,${accession}`,
+        `S-DEMO-2,1,gs://demo-lab-demo/fastq/S-DEMO-2_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-2_R2.fastq.gz,2,1,0,0,${accession}`,
+        `S-DEMO-3,1,gs://demo-lab-demo/fastq/S-DEMO-3_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-3_R2.fastq.gz,1,1,0,0,${accession}`,
+      ])
+      // The FASTQ files are there, in the project's local bucket.
+      expect(existsSync(join(dataDir, 'buckets', 'demo-lab-demo', 'fastq', 'S-DEMO-1_R1.fastq.gz'))).toBe(true)
+    },
+  )
+
   it('refuses a second start on the same data folder while the first runs, naming its pid', { timeout: 60_000 }, async () => {
     const other = await freeBasePort()
     const result = await runStart(['--data-dir', dataDir, '--base-port', String(other)])
@@ -205,6 +237,10 @@ describe.sequential('the local suite (npm start)', () => {
     const { status, body } = await projects(second, first!.suite.token)
     expect(status).toBe(200)
     expect(body.map((p) => p.id)).toEqual([first!.suite.project_id])
+    const orders = await fetch(`${second.suite.services.clinical}/api/v1/orders`, {
+      headers: { authorization: `Bearer ${second.suite.token}`, 'x-project-id': second.suite.project_id },
+    })
+    expect(((await orders.json()) as Array<{ status: string }>).map((o) => o.status)).toEqual(['signed'])
     const run = await compute(second, `/runs/${runId}`)
     expect(run.status).toBe(200)
     expect(run.body.status).toBe('succeeded')

@@ -31,6 +31,7 @@ export function toRun(r: RunRecord): z.infer<typeof Run> {
     pipeline_version: r.pipeline_version,
     pipeline_type: r.pipeline_type,
     order_id: r.order_id,
+    order_accession: r.order_accession,
     params: r.params,
     tags: r.tags,
     profile: r.profile,
@@ -60,7 +61,9 @@ async function loadRun(c: Context<ComputeEnv>, id: string): Promise<RunRecord> {
 }
 
 async function listRuns(c: Context<ComputeEnv>, filters: z.infer<typeof RunListQuery>, page: z.infer<typeof PageQuery>) {
-  const result = await c.var.deps.runs.list(c.var.project.id, filters, page)
+  // An order filter names the order by id or accession; a string that is neither matches runs that stored it as given.
+  const order = filters.order_id ? await c.var.deps.orders.resolve(c.var.project.id, filters.order_id) : undefined
+  const result = await c.var.deps.runs.list(c.var.project.id, { ...filters, order_id: order?.id ?? filters.order_id }, page)
   return pageResponse(c, { items: result.items.map(toRun), nextPageToken: result.nextPageToken })
 }
 
@@ -97,6 +100,9 @@ runs.openapi(
     }
     const problems = validateParams(pipeline, body.params, { projectBucket: project.bucket_name, sharedBuckets: deps.config.storage.sharedBuckets })
     if (problems.length) throw badRequest(problems.join('; '))
+    // An order is named by id or accession; the link re-reads it in the run's transaction.
+    const order = body.order_id ? await deps.orders.resolve(project.id, body.order_id) : undefined
+    if (body.order_id && !order) throw notFound(`order '${body.order_id}'`)
     const { run, replayed } = await deps.runs.submit(auditContext(c), {
       project: {
         id: project.id,
@@ -108,7 +114,7 @@ runs.openapi(
       params: body.params,
       tags: body.tags,
       profile: body.profile,
-      order_id: body.order_id,
+      link: order ? deps.orders.runLink(project, order) : undefined,
       created_by: c.var.principal.user.id,
       idempotency: key ? { key, requestHash: sha256(canonicalJson(body)) } : undefined,
     })

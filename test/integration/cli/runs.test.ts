@@ -9,6 +9,7 @@ import { SettingsStore } from '../../../cli/settings.js'
 import { newId } from '../../../lib/ids.js'
 import { grant } from '../../../domain/tenancy/seed.js'
 import { configHome, parseJson, runCli, runMain, startCli, startMain, startPlatform } from '../../support/cli.js'
+import { makeOrder } from '../../support/clinical.js'
 
 /** `runs list --json`: the page of runs and the token of the next one. */
 interface RunList {
@@ -90,7 +91,20 @@ describe('platform pipelines and runs', async () => {
 
   describe('runs', () => {
     it('submits a run and prints its id and name; status shows it queued', async () => {
-      const res = await cli(['runs', 'submit', 'hello-local', '--param', 'greeting=bonjour', '--tag', 'cli', '--tag', 'smoke', '--order', 'ORD-1'])
+      const order = await makeOrder(platform.compute, world.project)
+      const res = await cli([
+        'runs',
+        'submit',
+        'hello-local',
+        '--param',
+        'greeting=bonjour',
+        '--tag',
+        'cli',
+        '--tag',
+        'smoke',
+        '--order',
+        order.accession,
+      ])
       expect(res.code, res.stderr).toBe(0)
       const id = /^id\s+(\S+)$/m.exec(res.stdout)?.[1]
       expect(res.stdout).toMatch(/^name\s+hello-local-\d{8}T\d{6}/m)
@@ -100,7 +114,7 @@ describe('platform pipelines and runs', async () => {
       const status = await cli(['runs', 'status', id!])
       expect(status.code).toBe(0)
       expect(status.stdout).toMatch(/^status\s+queued$/m)
-      expect(status.stdout).toMatch(/^order\s+ORD-1$/m)
+      expect(status.stdout).toMatch(new RegExp(`^order\\s+${order.id}$`, 'm'))
       expect(status.stdout).toMatch(/^tags\s+cli, smoke$/m)
       expect(status.stdout).toMatch(/^greeting\s+bonjour$/m)
     })
@@ -200,13 +214,14 @@ describe('platform pipelines and runs', async () => {
         world.project.id,
       )
       try {
-        const res = await runMain(['runs', 'submit', 'hello-local', '--order', 'ORD-RETRY', '--json'], {
+        const order = (await makeOrder(platform.compute, world.project)).accession
+        const res = await runMain(['runs', 'submit', 'hello-local', '--order', order, '--json'], {
           configDir: proxyHome,
           env: { PLATFORM_TOKEN: analyst.token },
         })
         expect(res.code, res.stderr).toBe(0)
         expect(dropped).toBe(1)
-        const runs = parseJson<RunList>(await cli(['runs', 'list', '--order', 'ORD-RETRY', '--json'])).items
+        const runs = parseJson<RunList>(await cli(['runs', 'list', '--order', order, '--json'])).items
         expect(runs.map((r) => r.id)).toEqual([parseJson<Run>(res).id])
       } finally {
         proxy.closeAllConnections()
@@ -215,8 +230,9 @@ describe('platform pipelines and runs', async () => {
     })
 
     it('lists runs newest first with --limit, and filters by order and status', async () => {
-      const a = await submitHello(['--order', 'ORD-LIST'])
-      const b = await submitHello(['--order', 'ORD-LIST'])
+      const order = (await makeOrder(platform.compute, world.project)).accession
+      const a = await submitHello(['--order', order])
+      const b = await submitHello(['--order', order])
       const all = await cli(['runs', 'list', '--limit', '2'])
       expect(all.code).toBe(0)
       const lines = all.stdout.trim().split('\n')
@@ -225,14 +241,14 @@ describe('platform pipelines and runs', async () => {
       expect(lines[1]).toContain(b.id)
       expect(lines[2]).toContain(a.id)
 
-      const byOrder = parseJson<RunList>(await cli(['runs', 'list', '--order', 'ORD-LIST', '--json'])).items
+      const byOrder = parseJson<RunList>(await cli(['runs', 'list', '--order', order, '--json'])).items
       expect(byOrder.map((r) => r.id)).toEqual([b.id, a.id])
-      const cancelled = parseJson<RunList>(await cli(['runs', 'list', '--status', 'cancelled', '--order', 'ORD-LIST', '--json'])).items
+      const cancelled = parseJson<RunList>(await cli(['runs', 'list', '--status', 'cancelled', '--order', order, '--json'])).items
       expect(cancelled).toEqual([])
     })
 
     it('says when more runs exist and prints the command for the next page, which lists the rest', async () => {
-      const order = `ORD-PAGE-${newId().slice(0, 8)}`
+      const order = (await makeOrder(platform.compute, world.project)).accession
       const [a, b, c] = [await submitHello(['--order', order]), await submitHello(['--order', order]), await submitHello(['--order', order])]
       const first = await cli(['runs', 'list', '--order', order, '--limit', '2'])
       expect(first.code).toBe(0)
@@ -265,7 +281,7 @@ describe('platform pipelines and runs', async () => {
     })
 
     it('keeps the next page token in --json output, null on the last page', async () => {
-      const order = `ORD-JSON-${newId().slice(0, 8)}`
+      const order = (await makeOrder(platform.compute, world.project)).accession
       const [a, b] = [await submitHello(['--order', order]), await submitHello(['--order', order])]
       const first = parseJson<RunList>(await cli(['runs', 'list', '--order', order, '--limit', '1', '--json']))
       expect(first.items.map((r) => r.id)).toEqual([b!.id])

@@ -127,9 +127,18 @@ describe.each(SERVICES.map((s) => [s.name, s] as const))('the %s service OpenAPI
     const served = service.create(world.deps)
     const BAD_IDS = ['a%2Fb', '..', '.', '%F0%9F%A7%AC', 'x'.repeat(5000), '__id__', 'a%00b']
     const offenders: string[] = []
+    // '..' is removed with the segment before it by every HTTP client (RFC 3986), so /orders/../samples is a request for
+    // /samples: where that is another documented operation, it is answered as that operation.
+    const templates = ops.map((x) => ({ method: x.method, re: new RegExp(`^${x.path.replace(/\{[^}]+\}/g, '[^/]+')}$`) }))
+    const isOtherOperation = (method: string, path: string) => {
+      const resolved = new URL(path, 'http://host').pathname
+      return resolved !== path && templates.some((t) => t.method === method && t.re.test(resolved))
+    }
     for (const o of ops.filter((x) => !x.isPublic && x.path.includes('{'))) {
       for (const bad of BAD_IDS) {
-        const res = await call(served, o.method.toUpperCase(), o.path.replace(/\{[^}]+\}/g, bad), {
+        const path = o.path.replace(/\{[^}]+\}/g, bad)
+        if (isOtherOperation(o.method, path)) continue
+        const res = await call(served, o.method.toUpperCase(), path, {
           token: world.owner.token,
           project: world.project.id,
           body: bodyFor(o.method),

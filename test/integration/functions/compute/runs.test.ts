@@ -4,6 +4,7 @@ import { createComputeApp } from '../../../../functions/compute/service.js'
 import { SYSTEM_ACTOR } from '../../../../lib/audit.js'
 import { PubSubQueue } from '../../../../lib/queue.js'
 import { call, rand } from '../../../support/world.js'
+import { makeOrder } from '../../../support/clinical.js'
 import { makeComputeWorld } from './support.js'
 
 const R1 = 'gs://demo-lab-demo/fastq/child_R1.fastq.gz'
@@ -20,8 +21,9 @@ describe('compute: runs', async () => {
   }
 
   it('queues a run named <slug>-<timestamp>, records run.submitted and publishes run.requested', async () => {
+    const order = await makeOrder(w.deps, w.project)
     const received = w.receive(1)
-    const res = await submit({ pipeline_id: hello, params: { greeting: 'hi' }, tags: ['smoke'], order_id: 'ORD-1' })
+    const res = await submit({ pipeline_id: hello, params: { greeting: 'hi' }, tags: ['smoke'], order_id: order.accession })
     expect(res.status).toBe(201)
     expect(res.body).toMatchObject({
       status: 'queued',
@@ -30,7 +32,8 @@ describe('compute: runs', async () => {
       pipeline_version: '1.0.0',
       params: { greeting: 'hi' },
       tags: ['smoke'],
-      order_id: 'ORD-1',
+      order_id: order.id,
+      order_accession: order.accession,
       project_id: w.project.id,
       created_by: w.owner.user.id,
     })
@@ -75,7 +78,7 @@ describe('compute: runs', async () => {
   })
 
   it('lists runs newest first, pages them, and filters by order and status', async () => {
-    const order = `ORD-${rand()}`
+    const order = (await makeOrder(w.deps, w.project)).accession
     const ids: string[] = []
     for (let i = 0; i < 3; i++) {
       const res = await submit({ pipeline_id: hello, params: {}, order_id: order })
@@ -225,7 +228,7 @@ describe('compute: runs', async () => {
 
     it('makes one run from concurrent retries with the same key', async () => {
       const key = `key-${rand()}`
-      const order = `ORD-${rand()}`
+      const order = (await makeOrder(w.deps, w.project)).id
       const results = await Promise.all(
         Array.from({ length: 5 }, () => submit({ pipeline_id: hello, params: {}, order_id: order }, { headers: { 'idempotency-key': key } })),
       )
