@@ -169,6 +169,11 @@ export function splitHgvs(hgvs: string): { reference: string | null; expression:
   return at === -1 ? { reference: null, expression: hgvs } : { reference: hgvs.slice(0, at), expression: hgvs.slice(at + 1) }
 }
 
+function fieldValue(parts: string[], at: number | undefined): string | null {
+  const v = at === undefined ? undefined : parts[at]?.trim()
+  return v ? v : null
+}
+
 /** The transcript annotations of a record's CSQ or ANN value. */
 export function parseAnnotations(value: InfoValue | undefined, format: AnnotationFormat, index = fieldIndex(format)): TranscriptAnnotation[] {
   if (!Array.isArray(value)) return []
@@ -176,11 +181,7 @@ export function parseAnnotations(value: InfoValue | undefined, format: Annotatio
   for (const item of value) {
     if (item === undefined || item === '') continue
     const parts = String(item).split('|')
-    const get = (field: string): string | null => {
-      const at = index[field]
-      const v = at === undefined ? undefined : parts[at]?.trim()
-      return v ? v : null
-    }
+    const get = (field: string) => fieldValue(parts, index[field])
     const hgvsC = get('hgvs_c')
     const hgvsP = get('hgvs_p')
     const c = hgvsC ? splitHgvs(hgvsC) : undefined

@@ -216,17 +216,17 @@ export function* trioVcfLines(options: TrioVcfOptions): Generator<string> {
     let ref = ref1
     let alts: string[]
     let sv: { end: number; svlen: number } | undefined
-    if (roll < 0.04 && c !== 'MT') {
+    if ((roll >= 0.16 && roll < 0.165 && c !== 'MT') || (c === '1' && i === 2)) {
+      const len = 500 + Math.floor(rnd() * 20000)
+      alts = ['<DEL>']
+      sv = { end: pos + len, svlen: -len }
+    } else if (roll < 0.04 && c !== 'MT') {
       alts = [pick(BASES.filter((b) => b !== ref1)), `${ref1}${pick(BASES)}${pick(BASES)}`]
     } else if (roll < 0.11) {
       ref = ref1 + Array.from({ length: 1 + Math.floor(rnd() * 5) }, () => pick(BASES)).join('')
       alts = [ref1]
     } else if (roll < 0.16) {
       alts = [ref1 + Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => pick(BASES)).join('')]
-    } else if (roll < 0.165 && c !== 'MT') {
-      const len = 500 + Math.floor(rnd() * 20000)
-      alts = ['<DEL>']
-      sv = { end: pos + len, svlen: -len }
     } else {
       alts = [pick(BASES.filter((b) => b !== ref1))]
     }

@@ -82,13 +82,20 @@ const GZIP_MAGIC = [0x1f, 0x8b]
 
 /** Opens a VCF: reads and checks the header, and returns it with the records still unread. */
 export async function openVcf(input: Readable | AsyncIterable<Uint8Array | string>, options: ReadOptions = {}): Promise<VcfReader> {
-  const lines = readLines(input, options.maxLineLength ?? 64 * 1024 * 1024)
+  const lines = readLineBatches(input, options.maxLineLength ?? 64 * 1024 * 1024)
   let lineNo = 0
+  // Lines come in batches (one per decompressed chunk), so most lines cost no await.
+  let batch: string[] = []
+  let at = 0
   const next = async (): Promise<string | undefined> => {
-    const r = await lines.next()
-    if (r.done) return undefined
+    while (at === batch.length) {
+      const r = await lines.next()
+      if (r.done) return undefined
+      batch = r.value
+      at = 0
+    }
     lineNo++
-    return r.value
+    return batch[at++]
   }
 
   const meta: string[] = []
@@ -142,7 +149,7 @@ export async function openVcf(input: Readable | AsyncIterable<Uint8Array | strin
   return { header, records: records() }
 }
 
-async function fail(lines: AsyncGenerator<string>, line: number, reason: string): Promise<VcfFormatError> {
+async function fail(lines: AsyncGenerator<unknown>, line: number, reason: string): Promise<VcfFormatError> {
   await lines.return(undefined)
   return new VcfFormatError(line, reason)
 }
@@ -181,7 +188,6 @@ const BASES_RE = /^[ACGTNRYSWKMBDHV]+$/i
 const SYMBOLIC_RE = /^<[^<>\s,]+>$/
 const BREAKEND_RE = /^(?:[A-Za-z*]+[[\]][^[\]\s]+:\d+[[\]]|[[\]][^[\]\s]+:\d+[[\]][A-Za-z*]+|\.[A-Za-z]+|[A-Za-z]+\.)$/
 const GT_RE = /^(?:\.|\d+)(?:[/|](?:\.|\d+))*$/
-const INT_RE = /^[-+]?\d+$/
 
 /** The checks `@gmod/vcf` leaves to its callers, on one data line. */
 class RecordChecker {
@@ -192,58 +198,34 @@ class RecordChecker {
   }
 
   record(parser: VCF, line: string, lineNo: number): VcfRecord {
-    const bad = (reason: string) => new VcfFormatError(lineNo, reason)
-    let tabs = 0
-    for (let i = line.indexOf('\t'); i !== -1; i = line.indexOf('\t', i + 1)) tabs++
-    const columns = tabs + 1
-    if (columns < 8) {
-      throw bad(`expected at least 8 tab-separated columns, found ${columns}${line.includes(' ') && columns < 3 ? ' (spaces instead of tabs?)' : ''}`)
-    }
-    const expected = this.sampleCount > 0 ? 9 + this.sampleCount : undefined
-    if (expected !== undefined && columns !== expected) {
-      throw bad(`expected ${expected} columns (8, FORMAT and ${this.sampleCount} samples), found ${columns}`)
-    }
-    if (expected === undefined && columns > 9) throw bad(`found ${columns} columns but the header names no samples`)
-
+    const reason = this.columnsProblem(line)
+    if (reason) throw new VcfFormatError(lineNo, reason)
     let v
     try {
       v = parser.parseLine(line)
     } catch (error) {
-      throw bad((error as Error).message)
+      throw new VcfFormatError(lineNo, (error as Error).message)
     }
     const chrom = v.CHROM ?? ''
-    if (!chrom || /\s/.test(chrom)) throw bad(`CHROM is empty or has spaces: ${JSON.stringify(chrom)}`)
-    const posText = line.split('\t', 2)[1] ?? ''
-    if (!/^\d+$/.test(posText)) throw bad(`POS is not a position: ${JSON.stringify(posText)}`)
     const ref = (v.REF ?? '').toUpperCase()
-    if (!REF_RE.test(ref)) throw bad(`REF is not a sequence of bases: ${JSON.stringify(v.REF ?? '')}`)
     const alts = v.ALT ?? []
-    for (const alt of alts) {
-      if (!(alt === '*' || BASES_RE.test(alt) || SYMBOLIC_RE.test(alt) || BREAKEND_RE.test(alt))) {
-        throw bad(`ALT allele is not bases, *, a <symbolic> allele or a breakend: ${JSON.stringify(alt)}`)
-      }
-    }
-    if (v.QUAL !== undefined && !Number.isFinite(v.QUAL)) throw bad(`QUAL is not a number: ${JSON.stringify(line.split('\t', 6)[5])}`)
-
     const info = v.INFO
     // `A=1;` and `A=1;;B` leave an empty key behind: nothing was there.
     delete info['']
-    for (const key of ['END', 'SVLEN']) {
-      const value = info[key]
-      if (Array.isArray(value) && value.some((x) => x !== undefined && !Number.isSafeInteger(Number(x)))) {
-        throw bad(`INFO ${key} is not an integer: ${JSON.stringify(rawInfo(line, key))}`)
-      }
-    }
+    const fieldsReason = fieldsProblem(line, chrom, ref, alts, v.QUAL, info)
+    if (fieldsReason) throw new VcfFormatError(lineNo, fieldsReason)
 
     const format = v.FORMAT && v.FORMAT !== '.' ? v.FORMAT.split(':') : []
     const samples: SampleData[] = []
     if (this.sampleCount > 0 && format.length > 0) {
       const byName = v.SAMPLES()
-      this.header.samples.forEach((name, i) => {
+      for (let i = 0; i < this.sampleCount; i++) {
+        const name = this.header.samples[i]!
         const data = byName[name] ?? {}
-        this.checkSample(data, name, alts.length, (key) => rawSample(line, i, format.indexOf(key)), bad)
+        const sampleReason = sampleProblem(data, alts.length)
+        if (sampleReason) throw new VcfFormatError(lineNo, `sample ${name}: ${sampleReason(rawSample(line, i, format))}`)
         samples.push(data)
-      })
+      }
     } else {
       for (let i = 0; i < this.sampleCount; i++) samples.push({})
     }
@@ -263,26 +245,71 @@ class RecordChecker {
     }
   }
 
-  private checkSample(data: SampleData, name: string, altCount: number, raw: (key: string) => string, bad: (reason: string) => VcfFormatError): void {
-    const gt = data.GT?.[0]
-    if (gt !== undefined) {
-      const text = String(gt)
-      if (!GT_RE.test(text)) throw bad(`sample ${name}: GT is not a genotype: ${JSON.stringify(text)}`)
-      for (const allele of text.split(/[/|]/)) {
-        if (allele !== '.' && Number(allele) > altCount) {
-          throw bad(`sample ${name}: GT ${text} names allele ${allele} but the record has ${altCount} ALT allele${altCount === 1 ? '' : 's'}`)
-        }
-      }
+  private columnsProblem(line: string): string | undefined {
+    let tabs = 0
+    for (let i = line.indexOf('\t'); i !== -1; i = line.indexOf('\t', i + 1)) tabs++
+    const columns = tabs + 1
+    if (columns < 8) {
+      return `expected at least 8 tab-separated columns, found ${columns}${line.includes(' ') && columns < 3 ? ' (spaces instead of tabs?)' : ''}`
     }
-    for (const key of ['DP', 'GQ', 'AD']) {
-      const values = data[key]
-      if (values?.some((x) => x !== undefined && !INT_RE.test(String(x)))) {
-        throw bad(`sample ${name}: ${key} is not an integer: ${JSON.stringify(raw(key))}`)
-      }
+    if (this.sampleCount > 0 && columns !== 9 + this.sampleCount) {
+      return `expected ${9 + this.sampleCount} columns (8, FORMAT and ${this.sampleCount} samples), found ${columns}`
     }
-    const af = data.AF
-    if (af?.some((x) => x !== undefined && !Number.isFinite(Number(x)))) throw bad(`sample ${name}: AF is not a number: ${JSON.stringify(raw('AF'))}`)
+    if (this.sampleCount === 0 && columns > 9) return `found ${columns} columns but the header names no samples`
+    return undefined
   }
+}
+
+function fieldsProblem(
+  line: string,
+  chrom: string,
+  ref: string,
+  alts: string[],
+  qual: number | undefined,
+  info: Record<string, InfoValue>,
+): string | undefined {
+  if (!chrom || /\s/.test(chrom)) return `CHROM is empty or has spaces: ${JSON.stringify(chrom)}`
+  const posText = line.split('\t', 2)[1] ?? ''
+  if (!/^\d+$/.test(posText)) return `POS is not a position: ${JSON.stringify(posText)}`
+  if (!REF_RE.test(ref)) return `REF is not a sequence of bases: ${JSON.stringify(line.split('\t', 4)[3])}`
+  for (const alt of alts) {
+    if (!(alt === '*' || BASES_RE.test(alt) || SYMBOLIC_RE.test(alt) || BREAKEND_RE.test(alt))) {
+      return `ALT allele is not bases, *, a <symbolic> allele or a breakend: ${JSON.stringify(alt)}`
+    }
+  }
+  if (qual !== undefined && !Number.isFinite(qual)) return `QUAL is not a number: ${JSON.stringify(line.split('\t', 6)[5])}`
+  for (const key of INTEGER_INFO) {
+    const value = info[key]
+    if (Array.isArray(value) && value.some(notInteger)) return `INFO ${key} is not an integer: ${JSON.stringify(rawInfo(line, key))}`
+  }
+  return undefined
+}
+
+/** INFO fields the variants read as integers. */
+const INTEGER_INFO = ['END', 'SVLEN']
+/** FORMAT fields the variants read as integers. */
+const INTEGER_FORMAT = ['DP', 'GQ', 'AD']
+
+const notInteger = (x: string | number | undefined) => x !== undefined && !Number.isSafeInteger(Number(x))
+const notNumber = (x: string | number | undefined) => x !== undefined && !Number.isFinite(Number(x))
+
+/** What is wrong with a sample's data, as a message given its raw FORMAT values. */
+function sampleProblem(data: SampleData, altCount: number): ((raw: (key: string) => string) => string) | undefined {
+  const gt = data.GT?.[0]
+  if (gt !== undefined) {
+    const text = String(gt)
+    if (!GT_RE.test(text)) return () => `GT is not a genotype: ${JSON.stringify(text)}`
+    for (const allele of text.split(/[/|]/)) {
+      if (allele !== '.' && Number(allele) > altCount) {
+        return () => `GT ${text} names allele ${allele} but the record has ${altCount} ALT allele${altCount === 1 ? '' : 's'}`
+      }
+    }
+  }
+  for (const key of INTEGER_FORMAT) {
+    if (data[key]?.some(notInteger)) return (raw) => `${key} is not an integer: ${JSON.stringify(raw(key))}`
+  }
+  if (data.AF?.some(notNumber)) return (raw) => `AF is not a number: ${JSON.stringify(raw('AF'))}`
+  return undefined
 }
 
 /** A value of the INFO column as written (for messages). */
@@ -292,10 +319,10 @@ function rawInfo(line: string, key: string): string {
   return pair?.slice(key.length + 1) ?? ''
 }
 
-/** A sample's FORMAT value as written (for messages). */
-function rawSample(line: string, sample: number, key: number): string {
-  const column = line.split('\t')[9 + sample] ?? ''
-  return key === -1 ? '' : (column.split(':')[key] ?? '')
+/** A sample's FORMAT values as written (for messages). */
+function rawSample(line: string, sample: number, format: string[]): (key: string) => string {
+  const values = (line.split('\t')[9 + sample] ?? '').split(':')
+  return (key) => values[format.indexOf(key)] ?? ''
 }
 
 /**
@@ -303,7 +330,15 @@ function rawSample(line: string, sample: number, key: number): string {
  * blocks are gzip members that zlib reads one after another), without their `\n` or `\r\n`; a last
  * line without a newline is still a line.
  */
-export async function* readLines(input: Readable | AsyncIterable<Uint8Array | string>, maxLineLength = 64 * 1024 * 1024): AsyncGenerator<string> {
+export async function* readLines(input: Readable | AsyncIterable<Uint8Array | string>, maxLineLength?: number): AsyncGenerator<string> {
+  for await (const batch of readLineBatches(input, maxLineLength)) yield* batch
+}
+
+/** `readLines`, a batch of lines per chunk read. */
+export async function* readLineBatches(
+  input: Readable | AsyncIterable<Uint8Array | string>,
+  maxLineLength = 64 * 1024 * 1024,
+): AsyncGenerator<string[]> {
   const source = input[Symbol.asyncIterator]() as AsyncIterator<Uint8Array | string>
   const first = await source.next()
   if (first.done) return
@@ -325,7 +360,7 @@ export async function* readLines(input: Readable | AsyncIterable<Uint8Array | st
   let compressed: Readable | undefined
   if (head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1]) {
     compressed = Readable.from(rest, { objectMode: false })
-    gunzip = createGunzip()
+    gunzip = createGunzip({ chunkSize: 64 * 1024 })
     compressed.on('error', (error) => gunzip?.destroy(error))
     compressed.pipe(gunzip)
     chunks = gunzip
@@ -337,15 +372,17 @@ export async function* readLines(input: Readable | AsyncIterable<Uint8Array | st
   try {
     for await (const chunk of chunks) {
       const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true })
+      const batch: string[] = []
       let start = 0
       for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
         const line = pending + text.slice(start, nl)
         pending = ''
         start = nl + 1
-        lineNo++
-        yield line.endsWith('\r') ? line.slice(0, -1) : line
+        batch.push(line.endsWith('\r') ? line.slice(0, -1) : line)
       }
       pending += text.slice(start)
+      lineNo += batch.length
+      if (batch.length) yield batch
       if (pending.length > maxLineLength) throw new VcfFormatError(lineNo + 1, `a line longer than ${maxLineLength} characters (not a text VCF?)`)
     }
   } catch (error) {
@@ -357,5 +394,5 @@ export async function* readLines(input: Readable | AsyncIterable<Uint8Array | st
     compressed?.destroy()
   }
   pending += decoder.decode()
-  if (pending !== '') yield pending.endsWith('\r') ? pending.slice(0, -1) : pending
+  if (pending !== '') yield [pending.endsWith('\r') ? pending.slice(0, -1) : pending]
 }

@@ -51,6 +51,12 @@ export function serializeSequenceLocation(location: SequenceLocation): string {
   return vrsJson({ type, sequenceReference: { type: sequenceReference.type, refgetAccession: sequenceReference.refgetAccession }, start, end })
 }
 
+/** serializeSequenceLocation, written out for the one shape a VCF allele has (it runs twice per variant). */
+function serializeLocationFast(refgetAccession: string, start: number, end: number): string {
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end)) throw new TypeError(`VRS serializes integers only, not ${start}, ${end}`)
+  return `{"end":${end},"sequenceReference":{"refgetAccession":${JSON.stringify(refgetAccession)},"type":"SequenceReference"},"start":${start},"type":"SequenceLocation"}`
+}
+
 export function sequenceLocationDigest(location: SequenceLocation): string {
   return sha512t24u(serializeSequenceLocation(location))
 }
@@ -118,5 +124,11 @@ export function alleleState(trimmed: TrimmedAllele): SequenceExpression {
 /** The VRS Allele identifier of a VCF allele (POS REF ALT) on the contig with this refget accession. */
 export function vcfAlleleId(refgetAccession: string, pos: number, ref: string, alt: string): string {
   const trimmed = trimAllele(pos, ref, alt)
-  return alleleId(sequenceLocation(refgetAccession, trimmed.start, trimmed.end), alleleState(trimmed))
+  const location = sha512t24u(serializeLocationFast(refgetAccession, trimmed.start, trimmed.end))
+  const state = alleleState(trimmed)
+  const stateJson =
+    state.type === 'LiteralSequenceExpression'
+      ? `{"sequence":${JSON.stringify(state.sequence)},"type":"LiteralSequenceExpression"}`
+      : `{"length":${state.length},"repeatSubunitLength":${state.repeatSubunitLength},"type":"ReferenceLengthExpression"}`
+  return `ga4gh:VA.${sha512t24u(`{"location":"${location}","state":${stateJson},"type":"Allele"}`)}`
 }
