@@ -1,0 +1,63 @@
+/**
+ * The primary contigs (1–22, X, Y, MT) of both builds: GA4GH refget accession (`SQ.` + sha512t24u of
+ * the sequence) and length. Copied from `../shared/fixtures/vrs/grch37-contigs.json` and
+ * `grch38-contigs.json` so that production code never reads ../shared at run time;
+ * `test/unit/domain/variants/contigs.test.ts` asserts it equals those files, so it cannot drift.
+ * These are fixed properties of the assemblies: the table never changes.
+ */
+export const CONTIGS = {
+  GRCh37: {
+    '1': { refget_accession: 'SQ.S_KjnFVz-FE7M0W6yoaUDgYxLPc1jyWU', length: 249250621 },
+    '2': { refget_accession: 'SQ.9KdcA9ZpY1Cpvxvg8bMSLYDUpsX6GDLO', length: 243199373 },
+    '3': { refget_accession: 'SQ.VNBualIltAyi2AI_uXcKU7M9XUOuA7MS', length: 198022430 },
+    '4': { refget_accession: 'SQ.iy7Zfceb5_VGtTQzJ-v5JpPbpeifHD_V', length: 191154276 },
+    '5': { refget_accession: 'SQ.vbjOdMfHJvTjK_nqvFvpaSKhZillW0SX', length: 180915260 },
+    '6': { refget_accession: 'SQ.KqaUhJMW3CDjhoVtBetdEKT1n6hM-7Ek', length: 171115067 },
+    '7': { refget_accession: 'SQ.IW78mgV5Cqf6M24hy52hPjyyo5tCCd86', length: 159138663 },
+    '8': { refget_accession: 'SQ.tTm7wmhz0G4lpt8wPspcNkAD_qiminj6', length: 146364022 },
+    '9': { refget_accession: 'SQ.HBckYGQ4wYG9APHLpjoQ9UUe9v7NxExt', length: 141213431 },
+    '10': { refget_accession: 'SQ.-BOZ8Esn8J88qDwNiSEwUr5425UXdiGX', length: 135534747 },
+    '11': { refget_accession: 'SQ.XXi2_O1ly-CCOi3HP5TypAw7LtC6niFG', length: 135006516 },
+    '12': { refget_accession: 'SQ.105bBysLoDFQHhajooTAUyUkNiZ8LJEH', length: 133851895 },
+    '13': { refget_accession: 'SQ.Ewb9qlgTqN6e_XQiRVYpoUfZJHXeiUfH', length: 115169878 },
+    '14': { refget_accession: 'SQ.5Ji6FGEKfejK1U6BMScqrdKJK8GqmIGf', length: 107349540 },
+    '15': { refget_accession: 'SQ.zIMZb3Ft7RdWa5XYq0PxIlezLY2ccCgt', length: 102531392 },
+    '16': { refget_accession: 'SQ.W6wLoIFOn4G7cjopxPxYNk2lcEqhLQFb', length: 90354753 },
+    '17': { refget_accession: 'SQ.AjWXsI7AkTK35XW9pgd3UbjpC3MAevlz', length: 81195210 },
+    '18': { refget_accession: 'SQ.BTj4BDaaHYoPhD3oY2GdwC_l0uqZ92UD', length: 78077248 },
+    '19': { refget_accession: 'SQ.ItRDD47aMoioDCNW_occY5fWKZBKlxCX', length: 59128983 },
+    '20': { refget_accession: 'SQ.iy_UbUrvECxFRX5LPTH_KPojdlT7BKsf', length: 63025520 },
+    '21': { refget_accession: 'SQ.LpTaNW-hwuY_yARP0rtarCnpCQLkgVCg', length: 48129895 },
+    '22': { refget_accession: 'SQ.XOgHwwR3Upfp5sZYk6ZKzvV25a4RBVu8', length: 51304566 },
+    X: { refget_accession: 'SQ.v7noePfnNpK8ghYXEqZ9NukMXW7YeNsm', length: 155270560 },
+    Y: { refget_accession: 'SQ.fbS5kAwZUB5-1xVpa7xZ4s_lyDpLPVUo', length: 59373566 },
+    MT: { refget_accession: 'SQ.k3grVkjY-hoWcCUojHw6VU6GE3MZ8Sct', length: 16569 },
+  },
+  GRCh38: {
+    '1': { refget_accession: 'SQ.Ya6Rs7DHhDeg7YaOSg1EoNi3U_nQ9SvO', length: 248956422 },
+    '2': { refget_accession: 'SQ.pnAqCRBrTsUoBghSD1yp_jXWSmlbdh4g', length: 242193529 },
+    '3': { refget_accession: 'SQ.Zu7h9AggXxhTaGVsy7h_EZSChSZGcmgX', length: 198295559 },
+    '4': { refget_accession: 'SQ.HxuclGHh0XCDuF8x6yQrpHUBL7ZntAHc', length: 190214555 },
+    '5': { refget_accession: 'SQ.aUiQCzCPZ2d0csHbMSbh2NzInhonSXwI', length: 181538259 },
+    '6': { refget_accession: 'SQ.0iKlIQk2oZLoeOG9P1riRU6hvL5Ux8TV', length: 170805979 },
+    '7': { refget_accession: 'SQ.F-LrLMe1SRpfUZHkQmvkVKFEGaoDeHul', length: 159345973 },
+    '8': { refget_accession: 'SQ.209Z7zJ-mFypBEWLk4rNC6S_OxY5p7bs', length: 145138636 },
+    '9': { refget_accession: 'SQ.KEO-4XBcm1cxeo_DIQ8_ofqGUkp4iZhI', length: 138394717 },
+    '10': { refget_accession: 'SQ.ss8r_wB0-b9r44TQTMmVTI92884QvBiB', length: 133797422 },
+    '11': { refget_accession: 'SQ.2NkFm8HK88MqeNkCgj78KidCAXgnsfV1', length: 135086622 },
+    '12': { refget_accession: 'SQ.6wlJpONE3oNb4D69ULmEXhqyDZ4vwNfl', length: 133275309 },
+    '13': { refget_accession: 'SQ._0wi-qoDrvram155UmcSC-zA5ZK4fpLT', length: 114364328 },
+    '14': { refget_accession: 'SQ.eK4D2MosgK_ivBkgi6FVPg5UXs1bYESm', length: 107043718 },
+    '15': { refget_accession: 'SQ.AsXvWL1-2i5U_buw6_niVIxD6zTbAuS6', length: 101991189 },
+    '16': { refget_accession: 'SQ.yC_0RBj3fgBlvgyAuycbzdubtLxq-rE0', length: 90338345 },
+    '17': { refget_accession: 'SQ.dLZ15tNO1Ur0IcGjwc3Sdi_0A6Yf4zm7', length: 83257441 },
+    '18': { refget_accession: 'SQ.vWwFhJ5lQDMhh-czg06YtlWqu0lvFAZV', length: 80373285 },
+    '19': { refget_accession: 'SQ.IIB53T8CNeJJdUqzn9V_JnRtQadwWCbl', length: 58617616 },
+    '20': { refget_accession: 'SQ.-A1QmD_MatoqxvgVxBLZTONHz9-c7nQo', length: 64444167 },
+    '21': { refget_accession: 'SQ.5ZUqxCmDDgN4xTRbaSjN8LwgZironmB8', length: 46709983 },
+    '22': { refget_accession: 'SQ.7B7SHsmchAR0dFcDCuSFjJAo7tX87krQ', length: 50818468 },
+    X: { refget_accession: 'SQ.w0WZEvgJF0zf_P4yyTzjjv9oW1z61HHP', length: 156040895 },
+    Y: { refget_accession: 'SQ.8_liLu1aycC0tPQPFmUaGXJLDs5SbPZ5', length: 57227415 },
+    MT: { refget_accession: 'SQ.k3grVkjY-hoWcCUojHw6VU6GE3MZ8Sct', length: 16569 },
+  },
+} as const satisfies Record<string, Record<string, { refget_accession: string; length: number }>>
