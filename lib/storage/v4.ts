@@ -162,7 +162,7 @@ export interface VerifyOptions {
    * Canonical URIs this request may have been signed over (default: its own path). A virtual-hosted
    * request names its bucket in the host, and its path lacks it.
    */
-  canonicalUris?: string[]
+  canonicalUris?: Array<string | undefined>
 }
 
 export interface Verified {
