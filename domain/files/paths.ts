@@ -12,6 +12,8 @@ export const MAX_OBJECT_NAME_BYTES = 1024
 
 export type PathCheck = { ok: true; path: string } | { ok: false; reason: string }
 
+// Finding control characters is the point of this pattern.
+// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//
 
