@@ -1,5 +1,6 @@
 import type { Service } from '../lib/service.js'
 import { admin } from './admin/service.js'
+import { auditService } from './audit/service.js'
 import { compute } from './compute/service.js'
 import { filesService } from './files/service.js'
 
@@ -8,6 +9,6 @@ import { filesService } from './files/service.js'
  * Functions entry, the local suite, seeding, the deploy script, the OpenAPI and docs tests and the
  * CLI's service addresses all enumerate this one list.
  */
-export const SERVICES: readonly Service[] = [admin, compute, filesService]
+export const SERVICES: readonly Service[] = [admin, compute, filesService, auditService]
 
 export const serviceNamed = (name: string) => SERVICES.find((s) => s.name === name)
