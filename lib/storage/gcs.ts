@@ -77,8 +77,10 @@ export class GcsObjectStorage implements ObjectStorage {
     const b = this.storage.bucket(bucket)
     try {
       // ifGenerationMatch=0: Cloud Storage itself refuses the copy when the destination exists.
-      const [copied] = await b.file(source).copy(b.file(destination), opts.overwrite ? {} : { preconditionOpts: { ifGenerationMatch: 0 } })
-      return toObject(copied)
+      const [copied, response] = await b.file(source).copy(b.file(destination), opts.overwrite ? {} : { preconditionOpts: { ifGenerationMatch: 0 } })
+      // The rewrite's answer carries the new object's metadata; the File handle does not.
+      const resource = (response as { resource?: File['metadata'] } | undefined)?.resource
+      return toObject({ name: destination, metadata: resource ?? copied.metadata })
     } catch (error) {
       if (statusOf(error) === 404) throw new StorageError('not_found', `${source} does not exist`)
       if (statusOf(error) === 412) throw new StorageError('exists', `${destination} already exists`)
