@@ -7,7 +7,7 @@ import { filesDeps } from '../../functions/files/deps.js'
 import { createFilesApp } from '../../functions/files/service.js'
 import { LocalObjectStorage, type ObjectStorage, type ProjectStorage } from '../../lib/storage.js'
 import { PrivateKeySigner } from '../../lib/storage/signers.js'
-import type { makeWorld } from './world.js'
+import type { KernelDeps } from '../../lib/kernel.js'
 
 export const LOCAL_SIGNING_ACCOUNT = 'storage-signer@platform-test.iam.gserviceaccount.com'
 
@@ -19,7 +19,7 @@ export const LOCAL_SIGNING_ACCOUNT = 'storage-signer@platform-test.iam.gservicea
  * storage the file service sees (to fail an operation half-way).
  */
 export async function localFiles(
-  world: Awaited<ReturnType<typeof makeWorld>>,
+  world: { deps: KernelDeps },
   opts: { storage?: LocalObjectStorage; objects?: (s: ObjectStorage) => ObjectStorage } = {},
 ) {
   const root = opts.storage ? undefined : await mkdtemp(join(tmpdir(), 'files-test-'))
