@@ -170,7 +170,8 @@ export function createStorageServer(opts: StorageServerOptions): Server {
     }
     let stored
     try {
-      stored = await storage.upload(bucket, object, Readable.from(body()), req.headers['content-type'], {
+      // Without a signed digest the request itself is the source: pipeline() notices a client that goes away.
+      stored = await storage.upload(bucket, object, payloadSha256 ? Readable.from(body()) : req, req.headers['content-type'], {
         beforeCommit: () => {
           if (payloadSha256 && hash.digest('hex') !== payloadSha256) {
             throw new HttpFailure(400, 'BadDigest', 'The SHA-256 of the body does not match the signed x-goog-content-sha256.')

@@ -207,7 +207,8 @@ export class LocalObjectStorage implements ObjectStorage {
   ): Promise<{ object: StoredObject; stream: ReadStream } | undefined> {
     const object = await this.stat(bucket, path)
     if (!object) return undefined
-    return { object, stream: createReadStream(this.fileOf(bucket, path), range) }
+    // Large reads: 1 MiB at a time, still bounded by the socket's backpressure.
+    return { object, stream: createReadStream(this.fileOf(bucket, path), { ...range, highWaterMark: 1024 * 1024 }) }
   }
 
   async copy(bucket: string, source: string, destination: string, opts: { overwrite: boolean }) {
