@@ -120,9 +120,17 @@ export async function resolvePrincipal(
     method = 'oidc'
   } else {
     const { credential } = presented
-    const [credentialSnap, projectSnap] = await readBatch(deps.db.firestore, [credential.ref, projectRef])
+    // Guessing tokens is throttled per client address like guessing passwords: the address's
+    // count is read with the credential, and a guess (an unknown value) is counted.
+    const guessKey = attemptKeys(c)
+    const throttleRef = guessKey[0] ? deps.throttle.ref(guessKey[0]) : undefined
+    const [credentialSnap, projectSnap, throttleSnap] = await readBatch(deps.db.firestore, [credential.ref, projectRef, throttleRef])
+    deps.throttle.assertOpen([throttleSnap])
     const found = credential.check(credentialSnap!, now)
-    if (!found.ok) throw unauthorized(found.reason)
+    if (!found.ok) {
+      if (!credentialSnap?.exists && guessKey.length) await deps.throttle.failed(guessKey)
+      throw unauthorized(found.reason)
+    }
     const [userSnap, keySnap, ...records] = await readBatch(deps.db.firestore, [
       deps.access.userRef(found.record.userId),
       found.record.key,
