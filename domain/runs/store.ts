@@ -1,4 +1,4 @@
-import { FieldValue, Timestamp, type DocumentSnapshot } from '@google-cloud/firestore'
+import { FieldPath, FieldValue, Timestamp, type DocumentSnapshot, type Query, type QuerySnapshot } from '@google-cloud/firestore'
 import type { AuditContext, AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
@@ -338,47 +338,73 @@ export class RunStore {
     })
   }
 
-  /** Queued runs whose run.requested message was never published, created before `olderThan` (oldest first). */
-  async listUnpublished(olderThan: Date, limit: number): Promise<RunRecord[]> {
-    const q = await this.db
+  /**
+   * The reconciler's queries. Each returns one batch of at most `limit` runs in a fixed order and
+   * takes the last run of the previous batch as its cursor (`after`), so a sweep pages through
+   * every match exactly once even when some runs it handles stay matching (an error left them
+   * unchanged). The `count*` twins say how many match in all, for the report of a sweep cut short.
+   */
+  private unpublishedQuery(olderThan: Date) {
+    return this.db
       .col('runs')
       .where('status', '==', 'queued')
       .where('dispatch.published', '==', false)
       .where('created', '<', Timestamp.fromDate(olderThan))
-      .orderBy('created', 'asc')
-      .limit(limit)
-      .get()
-    return q.docs.map((d) => d.data() as RunRecord)
   }
 
-  /** Queued or running runs with a job whose record has not changed since `olderThan` (least recently updated first). */
-  async listInFlight(olderThan: Date, limit: number): Promise<RunRecord[]> {
-    const q = await this.db
+  /** Queued runs whose run.requested message was never published, created before `olderThan` (oldest first). */
+  async listUnpublished(olderThan: Date, limit: number, after?: RunRecord): Promise<RunRecord[]> {
+    let q = this.unpublishedQuery(olderThan).orderBy('created', 'asc').orderBy(FieldPath.documentId(), 'asc')
+    if (after) q = q.startAfter(after.created, after.id)
+    return RunStore.records(await q.limit(limit).get())
+  }
+
+  async countUnpublished(olderThan: Date): Promise<number> {
+    return RunStore.count(this.unpublishedQuery(olderThan))
+  }
+
+  private inFlightQuery(olderThan: Date) {
+    return this.db
       .col('runs')
       .where('status', 'in', ['queued', 'running'])
       .where('has_job', '==', true)
       .where('updated', '<', Timestamp.fromDate(olderThan))
-      .orderBy('updated', 'asc')
-      .limit(limit)
-      .get()
-    return q.docs.map((d) => d.data() as RunRecord)
   }
 
-  /**
-   * Queued runs without a job whose record has not changed since `olderThan`: their message was
-   * published (or not) but never turned into a job, e.g. it was dead-lettered. Job creation is
-   * idempotent, so publishing again is always safe (least recently updated first).
-   */
-  async listStalledDispatch(olderThan: Date, limit: number): Promise<RunRecord[]> {
-    const q = await this.db
+  /** Queued or running runs with a job whose record has not changed since `olderThan` (least recently updated first). */
+  async listInFlight(olderThan: Date, limit: number, after?: RunRecord): Promise<RunRecord[]> {
+    let q = this.inFlightQuery(olderThan).orderBy('updated', 'asc').orderBy(FieldPath.documentId(), 'asc')
+    if (after) q = q.startAfter(after.updated, after.id)
+    return RunStore.records(await q.limit(limit).get())
+  }
+
+  async countInFlight(olderThan: Date): Promise<number> {
+    return RunStore.count(this.inFlightQuery(olderThan))
+  }
+
+  private stalledDispatchQuery(olderThan: Date) {
+    return this.db
       .col('runs')
       .where('status', '==', 'queued')
       .where('has_job', '==', false)
+      .where('dispatch.published', '==', true)
       .where('updated', '<', Timestamp.fromDate(olderThan))
-      .orderBy('updated', 'asc')
-      .limit(limit)
-      .get()
-    return q.docs.map((d) => d.data() as RunRecord)
+  }
+
+  /**
+   * Queued runs without a job, published, whose record has not changed since `olderThan`: their
+   * message never turned into a job, e.g. it was lost with a queue or dead-lettered. Job creation
+   * is idempotent, so publishing again is always safe (least recently updated first). Runs never
+   * published are listUnpublished's: the two lists never share a run.
+   */
+  async listStalledDispatch(olderThan: Date, limit: number, after?: RunRecord): Promise<RunRecord[]> {
+    let q = this.stalledDispatchQuery(olderThan).orderBy('updated', 'asc').orderBy(FieldPath.documentId(), 'asc')
+    if (after) q = q.startAfter(after.updated, after.id)
+    return RunStore.records(await q.limit(limit).get())
+  }
+
+  async countStalledDispatch(olderThan: Date): Promise<number> {
+    return RunStore.count(this.stalledDispatchQuery(olderThan))
   }
 
   /** The reconciler asked Batch about this run and nothing changed: it goes to the back of the in-flight sweep. */
@@ -386,10 +412,27 @@ export class RunStore {
     await this.ref(runId).update({ updated: this.now() })
   }
 
-  /** Cancelled runs whose Batch job has not been deleted yet. */
-  async listCancelledWithLiveJob(limit: number): Promise<RunRecord[]> {
-    const q = await this.db.col('runs').where('job_cleanup_pending', '==', true).limit(limit).get()
-    return q.docs.map((d) => d.data() as RunRecord)
+  private cancelledWithLiveJobQuery() {
+    return this.db.col('runs').where('job_cleanup_pending', '==', true)
+  }
+
+  /** Cancelled runs whose Batch job has not been deleted yet (by id). */
+  async listCancelledWithLiveJob(limit: number, after?: RunRecord): Promise<RunRecord[]> {
+    let q = this.cancelledWithLiveJobQuery().orderBy(FieldPath.documentId(), 'asc')
+    if (after) q = q.startAfter(after.id)
+    return RunStore.records(await q.limit(limit).get())
+  }
+
+  async countCancelledWithLiveJob(): Promise<number> {
+    return RunStore.count(this.cancelledWithLiveJobQuery())
+  }
+
+  private static records(snap: QuerySnapshot): RunRecord[] {
+    return snap.docs.map((d) => d.data() as RunRecord)
+  }
+
+  private static async count(q: Query): Promise<number> {
+    return (await q.count().get()).data().count
   }
 
   async markJobDeleted(runId: string): Promise<void> {
