@@ -15,7 +15,7 @@ import { localPathFor } from '../../../lib/storage.js'
 import { TERMINAL, type RunStatus } from '../../../domain/runs/status.js'
 import { type RunRecord } from '../../../domain/runs/store.js'
 import { registerOrchestrator } from '../../../orchestrator/functions.js'
-import { onRunRequested } from '../../../orchestrator/run-requested.js'
+import { jobSettings, onRunRequested } from '../../../orchestrator/run-requested.js'
 import { RUN_REQUESTED } from '../../../domain/runs/messages.js'
 import { call } from '../../support/world.js'
 import { makeStage, shellPipeline, type Stage } from './stage.js'
@@ -96,6 +96,22 @@ describe('run requested', () => {
     expect(await requestRun(run)).toBeLessThan(300)
     expect(await stage.executor.getJob(jobNameOf(run.id))).toBeUndefined()
     expect((await runOf(run.id)).status).toBe('cancelled')
+  })
+})
+
+describe('run requested for a job made earlier', () => {
+  it('takes the end of a job that existed before the run recorded it (a crash in between), without running it again', async () => {
+    const run = await stage.submit(shellPipeline('echo ran >> "${PLATFORM_OUTPUT_DIR}runs.txt"'))
+    // The job was made and ended, but the process that made it died before recording it, and its notifications went with the queue.
+    const made = await stage.executor.createJob(buildRunJob(jobSettings(stage.deps), run))
+    await stage.executor.settled(made.name)
+    expect((await runOf(run.id)).status).toBe('queued')
+
+    expect(await requestRun(run)).toBeLessThan(300)
+    const after = await runOf(run.id)
+    expect(after).toMatchObject({ status: 'succeeded', job: { name: made.name }, output: `gs://${run.bucket_name}/runs/${run.id}/` })
+    expect(after.started).toBeDefined()
+    expect(await readFile(localPathFor(stage.config, `gs://${run.bucket_name}/runs/${run.id}/runs.txt`), 'utf8')).toBe('ran\n')
   })
 })
 
