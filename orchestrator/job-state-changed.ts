@@ -43,6 +43,6 @@ export async function onJobStateChanged(deps: OrchestratorDeps, event: CloudEven
   const status = fromBatchState(state)
   if (!status) return
   if (status === 'failed' || (TERMINAL.has(status) && !run.started)) job ??= await batch.getJob(jobName)
-  const result = await settleFromJob(deps, run, status, at, job, SOURCE)
+  const result = await settleFromJob(deps, run, status, at, job, SOURCE, { name: jobName, uid: attributes.JobUID })
   log.info('job state applied', { run_id: runId, state, status, changed: result.changed })
 }

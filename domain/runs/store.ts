@@ -279,11 +279,13 @@ export class RunStore {
   /**
    * Applies a job state reported by Batch (or the reconciler) through `advance()`: started on
    * running; finished and output on success; finished and error_message on failure. A no-op when
-   * the run is gone or the event would not move it forward.
+   * the run is gone or the event would not move it forward. `job` is recorded (with its
+   * run.job_created event) on a run that has none yet: the job's news came before the
+   * orchestrator recorded it, or the process that made it died first.
    */
   async applyJobState(
     runId: string,
-    event: { status: RunStatus; at: Date; output?: string; error_message?: string; source: string },
+    event: { status: RunStatus; at: Date; output?: string; error_message?: string; source: string; job?: { name: string; uid?: string } },
   ): Promise<{ changed: boolean; run?: RunRecord }> {
     return this.db.firestore.runTransaction(async (tx) => {
       const run = RunStore.data(await tx.get(this.ref(runId)))
@@ -293,6 +295,17 @@ export class RunStore {
       const chain = await this.audit.prepare(tx, { project_id: run.project_id, entity: { type: 'run', id: run.id } })
       const at = Timestamp.fromDate(event.at)
       const patch: Partial<RunRecord> = { status: next, updated: this.now() }
+      if (!run.job && event.job) {
+        patch.job = { name: event.job.name, ...(event.job.uid ? { uid: event.job.uid } : {}), created_at: this.now() }
+        patch.has_job = true
+        chain.write(SYSTEM_ORCHESTRATOR, {
+          action: 'run.job_created',
+          org_id: run.org_id,
+          project_id: run.project_id,
+          entity: { type: 'run', id: run.id, parent: run.pipeline_id },
+          change: { reason: event.job.name },
+        })
+      }
       if (next === 'running') patch.started = at
       if (TERMINAL.has(next)) patch.finished = at
       if (next === 'succeeded') patch.output = event.output ?? outputLocation(run.bucket_name, run.id)

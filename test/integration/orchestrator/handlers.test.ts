@@ -131,6 +131,18 @@ describe('job state changed', () => {
     expect(done.finished!.toMillis()).toBeGreaterThanOrEqual(done.started!.toMillis())
   })
 
+  it('records the job a notification names on a run that has not recorded it yet, with one run.job_created event', async () => {
+    const run = await stage.submit(shellPipeline('true'))
+    await jobEvent(run.id, 'RUNNING')
+    const running = await runOf(run.id)
+    expect(running).toMatchObject({ status: 'running', has_job: true, job: { name: jobNameOf(run.id), uid: `${jobIdForRun(run.id)}-uid` } })
+    // The orchestrator's own record, coming after, changes nothing.
+    await stage.deps.runs.recordJob(run.id, { name: jobNameOf(run.id) })
+    await jobEvent(run.id, 'SUCCEEDED')
+    const created = await stage.world.deps.db.col('audit_events').where('entity.id', '==', run.id).get()
+    expect(created.docs.filter((d) => d.get('action') === 'run.job_created')).toHaveLength(1)
+  })
+
   it("keeps the run's start time when the end of its job is reported before its start", async () => {
     const run = await stage.submit(shellPipeline('true'))
     await requestRun(run)
