@@ -2,7 +2,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
-import type { SuiteFile } from '../../emulators/data-dir.js'
+import { layout, type SuiteFile } from '../../emulators/data-dir.js'
+import { emulatorGroup, readEmulatorsFile } from '../../emulators/leftovers.js'
 
 /**
  * The local suite as a user runs it: `npx tsx emulators/start.ts` as a real child process, in its
@@ -21,8 +22,23 @@ export interface SpawnedSuite {
   descendants(): ProcessInfo[]
   /** Sends `signal` to the suite process, as Ctrl-C or `kill` would, and waits for the command to exit. */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-  /** Last resort for a test's cleanup: SIGKILL to the command and every descendant, emulators included. */
+  /** Last resort for a test's cleanup: SIGKILL to the command and every descendant, and to the emulators it recorded in the data folder. */
   kill(): void
+}
+
+/**
+ * SIGKILL to the emulators a suite recorded in `dataDir`/emulators.json that are still running:
+ * they outlive a suite killed with SIGKILL, as they are meant to.
+ */
+export function killRecordedEmulators(dataDir: string) {
+  for (const record of readEmulatorsFile(layout(dataDir))?.emulators ?? []) {
+    if (!emulatorGroup(record).length) continue
+    try {
+      process.kill(-record.pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
 }
 
 export interface ProcessInfo {
@@ -130,6 +146,7 @@ export async function spawnLocalSuite(opts: { dataDir: string; basePort: number;
     } catch {
       // already gone
     }
+    killRecordedEmulators(opts.dataDir)
   }
 
   const suiteFile = join(opts.dataDir, 'suite.json')
