@@ -38,9 +38,16 @@ export const UNPUBLISHED_GRACE_MS = 60_000
 /**
  * A queued run without a job and without news this long is published again: its message was lost
  * (a queue restarted, a message dead-lettered). Job creation is idempotent, so a duplicate costs
- * one read. Longer than the orchestrator takes to make a job when it keeps up.
+ * one read. Longer than the orchestrator takes to make a job when it keeps up. The window doubles
+ * with each publication of the run (90 s, 3, 6, then 10 minutes): a run waiting behind a long
+ * backlog looks the same as a lost message, and must not add a duplicate to the backlog every 90 s.
  */
 export const DEFAULT_DISPATCH_AFTER_MS = 90_000
+
+/** How long a run published `attempts` times waits without news before it is published again. */
+export function dispatchWindow(attempts: number, baseMs = DEFAULT_DISPATCH_AFTER_MS): number {
+  return Math.min(baseMs * 2 ** Math.max(0, attempts - 1), Math.max(baseMs, DEFAULT_STALE_AFTER_MS))
+}
 /** A run with a job and no news this long is checked with Batch. */
 export const DEFAULT_STALE_AFTER_MS = 10 * 60_000
 export const RECONCILE_BATCH = 200
@@ -52,6 +59,8 @@ type Failed = (runId: string, step: Step, err: unknown) => void
 
 interface Pass {
   now: Date
+  /** Runs untouched since this instant (epoch ms) are abandoned: no window applies to them. */
+  abandoned: number
   deadline: number
   batchSize: number
   failed: Failed
@@ -77,6 +86,7 @@ export async function reconcile(deps: OrchestratorDeps, opts: ReconcileOptions =
   const abandoned = opts.abandonedBefore?.getTime() ?? -Infinity
   const pass: Pass = {
     now,
+    abandoned,
     deadline: performance.now() + (opts.budgetMs ?? RECONCILE_BUDGET_MS),
     batchSize: opts.batchSize ?? RECONCILE_BATCH,
     failed: (run_id, step, err) => {
@@ -152,11 +162,15 @@ async function republishUndispatched(deps: OrchestratorDeps, pass: Pass): Promis
     () => runs.countUnpublished(unpublishedBefore),
   )
   // The two lists never share a run; they are one sweep, so the second takes no batch past the deadline when the first was cut short.
-  const stalledBefore = pass.cutoff(deps.dispatchAfterMs ?? DEFAULT_DISPATCH_AFTER_MS)
+  const base = deps.dispatchAfterMs ?? DEFAULT_DISPATCH_AFTER_MS
+  const stalledBefore = pass.cutoff(base)
   const stalled = await sweep(
     pass,
     (after) => runs.listStalledDispatch(stalledBefore, pass.batchSize, after),
-    handle,
+    async (run) => {
+      const quiet = pass.now.getTime() - run.updated.toMillis()
+      if (run.updated.toMillis() < pass.abandoned || quiet >= dispatchWindow(run.dispatch.attempts, base)) await handle(run)
+    },
     () => runs.countStalledDispatch(stalledBefore),
     unpublished.remaining === 0,
   )

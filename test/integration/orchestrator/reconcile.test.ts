@@ -9,7 +9,13 @@ import type { Clock } from '../../../lib/clock.js'
 import type { RunRecord } from '../../../domain/runs/store.js'
 import { localPathFor } from '../../../lib/storage.js'
 import { registerOrchestrator } from '../../../orchestrator/functions.js'
-import { DEFAULT_DISPATCH_AFTER_MS, DEFAULT_STALE_AFTER_MS, reconcile, type ReconcileReport } from '../../../orchestrator/reconcile.js'
+import {
+  DEFAULT_DISPATCH_AFTER_MS,
+  DEFAULT_STALE_AFTER_MS,
+  dispatchWindow,
+  reconcile,
+  type ReconcileReport,
+} from '../../../orchestrator/reconcile.js'
 import { onRunRequested } from '../../../orchestrator/run-requested.js'
 import { makeStage, shellPipeline, type Stage } from './stage.js'
 import { listen, until } from './support.js'
@@ -114,6 +120,18 @@ describe('the reconciler', () => {
     expect(DEFAULT_DISPATCH_AFTER_MS).toBeLessThan(DEFAULT_STALE_AFTER_MS)
     expect((await reconcile(stage.deps)).republished).toContain(run.id)
     await requested.waitFor((all) => all.some((m) => JSON.parse(m.data).run_id === run.id))
+  })
+
+  it('waits twice as long before each further publication of a run, so that a long backlog does not fill with duplicates', async () => {
+    const run = await stage.submit(shellPipeline('true'))
+    // Published twice already (by POST /runs, then by a pass): the next window is twice the first.
+    await stage.deps.runs.markPublished(run.id)
+    await stage.deps.runs.markPublished(run.id)
+    offsetMs = DEFAULT_DISPATCH_AFTER_MS + 1_000
+    expect((await reconcile(stage.deps)).republished).not.toContain(run.id)
+    offsetMs = 2 * DEFAULT_DISPATCH_AFTER_MS + 1_000
+    expect((await reconcile(stage.deps)).republished).toContain(run.id)
+    expect([1, 2, 3, 4, 9].map((n) => dispatchWindow(n) / 1000)).toEqual([90, 180, 360, 600, 600])
   })
 
   it('treats every run untouched since abandonedBefore as abandoned, whatever the windows say', async () => {
