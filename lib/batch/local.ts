@@ -120,7 +120,9 @@ export class LocalBatchExecutor implements BatchBackend {
     }
     const job: LiveJob = { file, dir, cancelled: false, settled: Promise.resolve() }
     LIVE.set(dir, job)
-    await this.transition(job, 'QUEUED', `Job state is set from STATE_UNSPECIFIED to QUEUED for job ${name}.`)
+    // Cloud Batch answers a create before it notifies anyone: the caller (the orchestrator, handling a
+    // pushed message) does not wait for the publish.
+    await this.transition(job, 'QUEUED', `Job state is set from STATE_UNSPECIFIED to QUEUED for job ${name}.`, undefined, true)
     this.launch(job)
     return { name, uid: file.uid, alreadyExisted: false }
   }
@@ -470,14 +472,16 @@ export class LocalBatchExecutor implements BatchBackend {
     return { pid: child.pid, done }
   }
 
-  private async transition(job: LiveJob, state: BatchState, description: string, taskState?: TaskState) {
+  /** Records a new state, then publishes its notifications (without waiting for them when `background`). */
+  private async transition(job: LiveJob, state: BatchState, description: string, taskState?: TaskState, background = false) {
     // Once deletion has begun, the execution racing it must not move the job anywhere else.
     if (job.cancelled && state !== 'DELETION_IN_PROGRESS') return
     const previous = job.file.state
     job.file.state = state
     job.file.events.push({ at: this.deps.clock.now().toISOString(), description, newState: state })
     await this.persist(job)
-    await this.notify(job.file, previous, state, taskState)
+    const notified = this.notify(job.file, previous, state, taskState)
+    if (!background) await notified
   }
 
   private persist(job: LiveJob): Promise<void> {
