@@ -71,19 +71,14 @@ export function emulatorGroup(record: EmulatorRecord): number[] {
   return isEmulator ? members.map((m) => Number(m[1])) : []
 }
 
+/** SIGKILL: what a leftover holds is exported already or lost with it, and a JVM takes seconds to stop on SIGTERM. */
 async function stopGroup(pgid: number) {
-  const signal = (s: NodeJS.Signals) => {
-    try {
-      process.kill(-pgid, s)
-    } catch {
-      // already gone
-    }
+  try {
+    process.kill(-pgid, 'SIGKILL')
+  } catch {
+    return
   }
-  signal('SIGTERM')
-  if (!(await groupGone(pgid, 10_000))) {
-    signal('SIGKILL')
-    await groupGone(pgid, 5_000)
-  }
+  await groupGone(pgid, 10_000)
 }
 
 export interface LeftoverReport {

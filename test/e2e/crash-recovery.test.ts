@@ -88,7 +88,7 @@ describe.sequential('the local suite after its process is killed with SIGKILL', 
       const quick: string[] = []
       await Promise.all(
         Array.from({ length: 8 }, async () => {
-          for (let i = 0; i < 5; i++) {
+          for (let i = 0; i < 3; i++) {
             const run = await compute(first!, '/runs', { method: 'POST', body: { pipeline_id: hello.body.id, params: {} } })
             expect(run.status).toBe(201)
             quick.push(run.body.id as string)
