@@ -278,7 +278,8 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       if (executor instanceof LocalBatchExecutor) await executor.shutdown()
     })
     if (executor instanceof LocalBatchExecutor) {
-      // Jobs a previous process left unfinished (it crashed, or was stopped with jobs running) fail now, through the usual events.
+      // Jobs a previous process left unfinished (it crashed, or was stopped with jobs running): those not yet
+      // started start now, those that were running fail, and their runs follow through the usual events.
       const { resumed, failed } = await executor.recover()
       if (resumed.length + failed.length) {
         say(
