@@ -154,11 +154,11 @@ describe('the reconciler', () => {
   })
 
   it('works through every stale run in one pass, a batch at a time', { timeout: 60_000 }, async () => {
-    const toSettle = await many(24, withVanishedJob)
-    const toPublish = await many(14, () => stage.submit(shellPipeline('true')))
+    const toSettle = await many(11, withVanishedJob)
+    const toPublish = await many(7, () => stage.submit(shellPipeline('true')))
     stale()
-    const report = await reconcile(stage.deps, { batchSize: 5 })
-    expect(report.settled.filter((s) => toSettle.some((r) => r.id === s.run_id))).toHaveLength(24)
+    const report = await reconcile(stage.deps, { batchSize: 3 })
+    expect(report.settled.filter((s) => toSettle.some((r) => r.id === s.run_id))).toHaveLength(11)
     expect(report.republished).toEqual(expect.arrayContaining(toPublish.map((r) => r.id)))
     expect(report.remaining).toEqual({ republish: 0, settle: 0, delete_job: 0 })
     expect(report.errors).toEqual([])
@@ -166,13 +166,13 @@ describe('the reconciler', () => {
   })
 
   it('stops taking batches once its time budget is spent, says how many runs remain, and the next pass goes on', { timeout: 60_000 }, async () => {
-    const runs = await many(20, () => stage.submit(shellPipeline('true')))
+    const runs = await many(10, () => stage.submit(shellPipeline('true')))
     stale()
-    const first = await reconcile(stage.deps, { batchSize: 8, budgetMs: 0 })
+    const first = await reconcile(stage.deps, { batchSize: 4, budgetMs: 0 })
     // Every sweep takes one batch whatever the budget, so none is starved by the others.
-    expect(first.republished).toHaveLength(8)
-    expect(first.remaining.republish).toBe(12)
-    const second = await reconcile(stage.deps, { batchSize: 8 })
+    expect(first.republished).toHaveLength(4)
+    expect(first.remaining.republish).toBe(6)
+    const second = await reconcile(stage.deps, { batchSize: 4 })
     expect([...first.republished, ...second.republished]).toEqual(expect.arrayContaining(runs.map((r) => r.id)))
     expect(second.remaining.republish).toBe(0)
   })
