@@ -72,8 +72,10 @@ describe('the local Batch executor', () => {
     expect(job).toMatchObject({ name: created.name, uid: created.uid, state: 'SUCCEEDED', labels: { 'run-id': run.id } })
     expect(job!.events.map((e) => e.newState)).toEqual(['QUEUED', 'SCHEDULED', 'RUNNING', 'SUCCEEDED'])
 
-    await events.waitFor(() => forJob(created.name).some((m) => m.attributes.NewJobState === 'SUCCEEDED'))
-    const states = forJob(created.name).filter((m) => m.attributes.Type === 'JOB_STATE_CHANGED')
+    // Pub/Sub does not keep order: RUNNING may arrive after SUCCEEDED, so wait for both.
+    const stateChanges = () => forJob(created.name).filter((m) => m.attributes.Type === 'JOB_STATE_CHANGED')
+    await events.waitFor(() => stateChanges().length >= 2)
+    const states = stateChanges()
     // The job asks for the states that move a run only.
     expect(states.map((m) => m.attributes.NewJobState).sort()).toEqual(['RUNNING', 'SUCCEEDED'])
     for (const m of states) {
