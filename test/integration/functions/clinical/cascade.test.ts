@@ -8,7 +8,7 @@ import { makeClinicalWorld } from '../../../support/clinical.js'
  */
 describe('clinical: the subject cascade under contention', async () => {
   const w = await makeClinicalWorld()
-  const ROUNDS = Number(process.env.CASCADE_ROUNDS ?? 3)
+  const ROUNDS = Number(process.env.CASCADE_ROUNDS ?? 2)
 
   /** A trio order with a sibling (a subject nobody names as a parent, so it can be deleted). */
   async function trioWithSibling() {

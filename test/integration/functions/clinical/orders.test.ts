@@ -117,7 +117,8 @@ describe('clinical: orders', async () => {
 
   it('lets exactly one of two concurrent moves of one order succeed', async () => {
     // The same move twice (a double-click), and two moves that exclude each other (completed and cancelled from in_review).
-    for (let i = 0; i < 2; i++) {
+    // Each race costs the emulator's lock wait (seconds): ORDER_RACE_ROUNDS=10 for a longer soak.
+    for (let i = 0; i < Number(process.env.ORDER_RACE_ROUNDS ?? 1); i++) {
       const t = await w.trio()
       const [a, b] = await Promise.all([w.move(t.order.id, 'signed'), w.move(t.order.id, 'signed')])
       expect([a.status, b.status].sort()).toEqual([200, 409])
