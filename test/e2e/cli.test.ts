@@ -58,14 +58,17 @@ describe('the CLI against the running local suite', () => {
     const ls = await cli(['files', 'ls', 'fastq/'])
     expect(ls.code, ls.stderr).toBe(0)
     for (const sample of ['S-DEMO-PROBAND', 'S-DEMO-MOTHER', 'S-DEMO-FATHER'])
-      for (const read of ['R1', 'R2']) expect(ls.stdout).toMatch(new RegExp(`^${sample}_${read}\\.fastq\\.gz\\s+[\\d.]+ (B|KiB|MiB)\\s+\\S+Z\\s+application/gzip$`, 'm'))
+      for (const read of ['R1', 'R2'])
+        expect(ls.stdout).toMatch(new RegExp(`^${sample}_${read}\\.fastq\\.gz\\s+[\\d.]+ (B|KiB|MiB)\\s+\\S+Z\\s+application/gzip$`, 'm'))
 
     // Into the current folder, under the file's own name.
     const folder = await mkdtemp(join(tmpdir(), 'cli-e2e-files-'))
     try {
       const down = await runCli(['files', 'download', 'fastq/S-DEMO-PROBAND_R1.fastq.gz'], { configDir: home, cwd: folder, timeoutMs: 60_000 })
       expect(down.code, down.stderr).toBe(0)
-      expect(down.stdout).toMatch(/^Downloaded gs:\/\/demo-lab-demo\/fastq\/S-DEMO-PROBAND_R1\.fastq\.gz to S-DEMO-PROBAND_R1\.fastq\.gz: .*, crc32c verified\n$/)
+      expect(down.stdout).toMatch(
+        /^Downloaded gs:\/\/demo-lab-demo\/fastq\/S-DEMO-PROBAND_R1\.fastq\.gz to S-DEMO-PROBAND_R1\.fastq\.gz: .*, crc32c verified\n$/,
+      )
       const gz = await readFile(join(folder, 'S-DEMO-PROBAND_R1.fastq.gz'))
       expect([gz[0], gz[1]]).toEqual([0x1f, 0x8b])
 
@@ -84,7 +87,9 @@ describe('the CLI against the running local suite', () => {
     const events = await cli(['audit', 'events', '--action', 'file.*', '--since', '1h'])
     expect(events.code, events.stderr).toBe(0)
     for (const action of ['file.download_url_issued', 'file.upload_url_issued', 'file.deleted'])
-      expect(events.stdout).toMatch(new RegExp(`\\s${action.replace('.', '\\.')}\\s+success\\s+${suite.suite.user.email}\\s+file:gs://demo-lab-demo/`))
+      expect(events.stdout).toMatch(
+        new RegExp(`\\s${action.replace('.', '\\.')}\\s+success\\s+${suite.suite.user.email}\\s+file:gs://demo-lab-demo/`),
+      )
   })
 
   it('submits hello-local, watches it succeed (exit 0) and lists its output file', async () => {
