@@ -52,7 +52,7 @@ describe('the CLI against the running local suite', () => {
     for (const slug of ['nextflow-minimal', 'wdl-minimal', 'hereditary-mock', 'nfcore-demo', 'hello-local']) expect(list.stdout).toContain(slug)
   })
 
-  it('lists the demo FASTQ files, downloads one with its checksum checked, uploads a file and reads it back', async () => {
+  it('lists the demo FASTQ files, downloads one with its checksum checked, uploads and deletes a file, finds their audit events', async () => {
     expect((await cli(['config', 'set', 'files_url', suite.suite.services.files!])).code).toBe(0)
     expect((await cli(['config', 'set', 'audit_url', suite.suite.services.audit!])).code).toBe(0)
     const ls = await cli(['files', 'ls', 'fastq/'])
@@ -76,9 +76,6 @@ describe('the CLI against the running local suite', () => {
       await writeFile(local, 'uploaded by the end-to-end test\n'.repeat(10_000))
       const up = parseJson<{ uri: string; verified: string; size: number }>(await cli(['files', 'upload', local, 'e2e/', '--json']))
       expect(up).toMatchObject({ uri: 'gs://demo-lab-demo/e2e/notes.txt', verified: 'crc32c', size: 320_000 })
-      const back = await cli(['files', 'download', 'e2e/notes.txt', join(folder, 'back.txt'), '--json'])
-      expect(parseJson<{ verified: string }>(back).verified).toBe('crc32c')
-      expect(await readFile(join(folder, 'back.txt'), 'utf8')).toBe(await readFile(local, 'utf8'))
       expect((await cli(['files', 'rm', 'e2e/notes.txt', '--yes'])).code).toBe(0)
     } finally {
       await rm(folder, { recursive: true, force: true })
