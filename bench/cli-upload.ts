@@ -25,7 +25,7 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
  *
  * For the CLI it reports the transfer (its own `seconds`: the PUT or GET with the checksum check)
  * and the whole command (Node and tsx starting, the signed address asked for, the file looked up).
- * Prints a table of medians and one line of JSON (also bench/results/cli-upload.json), removes
+ * BENCH_BASE_PORT picks the suite's ports (default: a free range). Prints a table of medians and one line of JSON (also bench/results/cli-upload.json), removes
  * what it wrote, stops the suite (its emulators too) and exits, also on an error, Ctrl-C or SIGTERM.
  */
 const FILE_MIB = Number(process.env.BENCH_FILE_MIB ?? 1024)
@@ -109,7 +109,12 @@ async function main() {
   const dataDir = (started.dataDir = await mkdtemp(join(tmpdir(), 'platform-bench-cli-')))
   const home = (started.home = await mkdtemp(join(tmpdir(), 'platform-bench-cli-home-')))
   process.stdout.write(`starting the local suite (data in ${dataDir})…\n`)
-  const suite = (started.suite = await spawnLocalSuite({ dataDir, basePort: await freeBasePort(), clean: true, timeoutMs: 180_000 }))
+  const suite = (started.suite = await spawnLocalSuite({
+    dataDir,
+    basePort: Number(process.env.BENCH_BASE_PORT) || (await freeBasePort()),
+    clean: true,
+    timeoutMs: 180_000,
+  }))
   if (signalled) return
 
   const work = join(dataDir, 'bench')
