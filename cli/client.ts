@@ -7,7 +7,9 @@
  */
 import createClient, { type Client } from 'openapi-fetch'
 import type { components as AdminComponents, paths as AdminPaths } from './api/admin.js'
+import type { components as AuditComponents, paths as AuditPaths } from './api/audit.js'
 import { runStatusValues, type components as ComputeComponents, type paths as ComputePaths } from './api/compute.js'
+import type { components as FilesComponents, paths as FilesPaths } from './api/files.js'
 import type { ServiceName } from './api/services.js'
 
 export type { ServiceName }
@@ -25,6 +27,27 @@ export type Run = ComputeSchemas['Run']
 export type RunStatus = ComputeSchemas['RunStatus']
 export type RunOutput = ComputeSchemas['RunOutput']
 export type SubmitRun = ComputeSchemas['SubmitRun']
+export type FileEntry = FilesComponents['schemas']['File']
+export type SignedUrl = FilesComponents['schemas']['SignedUrl']
+export type CreateUploadUrl = FilesComponents['schemas']['CreateUploadUrl']
+export type CopyOrMoveFile = FilesComponents['schemas']['CopyOrMoveFile']
+export type AuditEvent = AuditComponents['schemas']['AuditEvent']
+export type AuditOutcome = AuditEvent['outcome']
+
+export const AUDIT_OUTCOMES = ['success', 'denied', 'failure'] as const satisfies readonly AuditOutcome[]
+
+/** Which events a query reads: a project's (X-Project-ID), an organization's and its projects', or the platform's own. */
+export type AuditScope = { project: string } | { org: string } | { platform: true }
+
+/** The filters of GET /events (from and to are ISO 8601). */
+export interface AuditFilters {
+  entity?: string
+  action?: string
+  actor?: string
+  outcome?: AuditOutcome
+  from?: string
+  to?: string
+}
 
 export const RUN_STATUSES: readonly RunStatus[] = runStatusValues
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>(['succeeded', 'failed', 'cancelled'])
@@ -229,6 +252,8 @@ const projectHeader = (project: string) => ({ 'x-project-id': project })
 export class PlatformClient {
   private adminClient?: Client<AdminPaths>
   private computeClient?: Client<ComputePaths>
+  private filesClient?: Client<FilesPaths>
+  private auditClient?: Client<AuditPaths>
   private anonymousAdmin?: Client<AdminPaths>
 
   constructor(private readonly opts: ClientOptions) {}
@@ -243,6 +268,12 @@ export class PlatformClient {
   }
   private get compute() {
     return (this.computeClient ??= this.make<ComputePaths>('compute', this.opts.auth))
+  }
+  private get files() {
+    return (this.filesClient ??= this.make<FilesPaths>('files', this.opts.auth))
+  }
+  private get audit() {
+    return (this.auditClient ??= this.make<AuditPaths>('audit', this.opts.auth))
   }
   /** Login and refresh carry no Authorization header. */
   private get anonymous() {
@@ -326,5 +357,56 @@ export class PlatformClient {
   /** The run, now cancelled; a finished run is a 409. */
   async cancelRun(project: string, id: string): Promise<Run> {
     return body(await this.compute.DELETE('/api/v1/runs/{id}', { params: { header: projectHeader(project), path: { id } } }))
+  }
+
+  // File service (project-scoped)
+
+  /** One level of the bucket under `path` (a folder, or a file alone), in name order, `limit` entries from `pageToken` on. */
+  async listFiles(project: string, path: string, req: PageRequest): Promise<Page<FileEntry>> {
+    return collect(
+      (page_size, page_token) =>
+        this.files.GET('/api/v1/files', { params: { header: projectHeader(project), query: { path, page_size, page_token } } }),
+      req,
+    )
+  }
+
+  /** The file at `path`, or undefined when there is none (a folder is not a file). */
+  async statFile(project: string, path: string): Promise<FileEntry | undefined> {
+    const { items } = await this.listFiles(project, path, { limit: 1 })
+    const [entry] = items
+    return entry?.kind === 'object' && (entry.path === path || entry.uri === path) ? entry : undefined
+  }
+
+  async downloadUrl(project: string, path: string): Promise<SignedUrl> {
+    return body(await this.files.GET('/api/v1/files/download-url', { params: { header: projectHeader(project), query: { path } } }))
+  }
+
+  /** A signed PUT address for `path`; a 409 when the file exists and `overwrite` is not true. */
+  async uploadUrl(project: string, input: CreateUploadUrl): Promise<SignedUrl> {
+    return body(await this.files.POST('/api/v1/files/upload-url', { params: { header: projectHeader(project) }, body: input }))
+  }
+
+  async copyFile(project: string, input: CopyOrMoveFile): Promise<FileEntry> {
+    return body(await this.files.POST('/api/v1/files/copy', { params: { header: projectHeader(project) }, body: input }))
+  }
+
+  async moveFile(project: string, input: CopyOrMoveFile): Promise<FileEntry> {
+    return body(await this.files.POST('/api/v1/files/move', { params: { header: projectHeader(project) }, body: input }))
+  }
+
+  async deleteFile(project: string, path: string): Promise<void> {
+    await this.files.DELETE('/api/v1/files', { params: { header: projectHeader(project), query: { path } } })
+  }
+
+  // Audit service
+
+  /** Events of one scope, newest first, `limit` from `pageToken` on (every event when `limit` is absent). */
+  async listEvents(scope: AuditScope, filters: AuditFilters, req: PageRequest): Promise<Page<AuditEvent>> {
+    const where = 'project' in scope ? {} : 'org' in scope ? { org_id: scope.org } : { scope: 'platform' as const }
+    const header = 'project' in scope ? projectHeader(scope.project) : {}
+    return collect(
+      (page_size, page_token) => this.audit.GET('/api/v1/events', { params: { header, query: { ...where, ...filters, page_size, page_token } } }),
+      req,
+    )
   }
 }

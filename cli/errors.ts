@@ -1,8 +1,10 @@
 import { HttpError, UnreachableError, type ServiceName } from './client.js'
+import { ChecksumMismatchError, StorageHttpError, StorageUnreachableError } from './transfer.js'
 
 /**
  * The exit codes of `platform`. 1 and 2 belong to `runs watch` (the run failed, the run was
- * cancelled), so that a script can tell a run's outcome from a failure of the CLI itself.
+ * cancelled), so that a script can tell a run's outcome from a failure of the CLI itself; 10 to
+ * `files upload` and `files download` (the bytes transferred are not the ones stored: try again).
  */
 export const EXIT = {
   ok: 0,
@@ -15,6 +17,7 @@ export const EXIT = {
   rejected: 7,
   unavailable: 8,
   internal: 9,
+  checksum: 10,
   interrupted: 130,
 } as const
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
@@ -87,6 +90,13 @@ export function explain(error: unknown, context: ExplainContext = {}): { message
       }
     }
   }
+  if (error instanceof StorageHttpError) {
+    const message = `the storage refused the ${error.method} of the signed address: ${error.status} ${error.code}: ${error.detail}`
+    const code = error.status === 403 ? EXIT.forbidden : error.status === 404 ? EXIT.notFound : error.status >= 500 ? EXIT.unavailable : EXIT.rejected
+    return { message, code }
+  }
+  if (error instanceof StorageUnreachableError) return { message: error.message, code: EXIT.unavailable }
+  if (error instanceof ChecksumMismatchError) return { message: `checksum mismatch: ${error.message}`, code: EXIT.checksum }
   const message = error instanceof Error ? error.message : String(error)
   return { message: `unexpected error: ${message}`, code: EXIT.internal }
 }

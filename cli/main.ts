@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
+import { register as auditEvents } from './commands/audit/events.js'
 import { register as completion } from './commands/completion.js'
 import { register as config } from './commands/config.js'
+import { register as filesCp } from './commands/files/cp.js'
+import { register as filesDownload } from './commands/files/download.js'
+import { register as filesLs } from './commands/files/ls.js'
+import { register as filesMv } from './commands/files/mv.js'
+import { register as filesRm } from './commands/files/rm.js'
+import { register as filesUpload } from './commands/files/upload.js'
 import { register as login } from './commands/login.js'
 import { register as logout } from './commands/logout.js'
 import { register as pipelinesList } from './commands/pipelines/list.js'
@@ -27,13 +34,14 @@ Exit codes:
   0    success (runs watch, runs submit --watch: the run succeeded)
   1    runs watch, runs submit --watch: the run failed
   2    runs watch, runs submit --watch: the run was cancelled
-  3    usage error (bad flags, missing project or address, unconfirmed cancel)
+  3    usage error (bad flags, missing project or address, unconfirmed cancel or delete, an existing local file)
   4    not logged in, or the token is invalid or expired (401)
   5    permission denied (403)
   6    not found (404)
   7    rejected by the service (400, 409): its detail is printed
   8    a service is unreachable or failed (5xx)
   9    unexpected error
+  10   files upload, files download: the checksum of the bytes transferred differs from the storage's
   130  interrupted (Ctrl-C)
 
 Environment: PLATFORM_PROFILE, PLATFORM_PROJECT, PLATFORM_TOKEN (a personal access token used instead of
@@ -41,7 +49,7 @@ the stored credentials), PLATFORM_CONFIG_DIR (default ~/.config/platform).`
 
 export function buildProgram(cli: Cli): Command {
   const program = new Command('platform')
-    .description('Command-line client of the pipeline platform: pipelines and runs through the public HTTP API')
+    .description('Command-line client of the pipeline platform: pipelines, runs, files and the audit log through the public HTTP API')
     .version(version, '-V, --cli-version', 'print the CLI version')
     .option('--profile <name>', 'profile: local, staging, production or your own (default: $PLATFORM_PROFILE, else the current profile, else local)')
     .option('--project <id|slug>', "project (default: $PLATFORM_PROJECT, else the profile's project, else your default project)")
@@ -54,6 +62,8 @@ export function buildProgram(cli: Cli): Command {
         'platform login --email you@lab.org',
         'platform runs submit hello-local --param greeting=hi --watch',
         'platform runs list --status running --profile staging',
+        'platform files upload S1_R1.fastq.gz fastq/',
+        "platform audit events --action 'run.*' --since 1d",
         'source <(platform completion bash)',
       ) + EXIT_CODES_HELP,
     )
@@ -88,6 +98,26 @@ export function buildProgram(cli: Cli): Command {
   runsList(runs, cli)
   runsOutputs(runs, cli)
   runsCancel(runs, cli)
+
+  const files = program
+    .command('files')
+    .description("The project's bucket: list, upload, download, copy, move and delete files")
+    .addHelpText(
+      'after',
+      examples('platform files ls fastq/', 'platform files upload S1_R1.fastq.gz fastq/', 'platform files download fastq/S1_R1.fastq.gz'),
+    )
+  filesLs(files, cli)
+  filesUpload(files, cli)
+  filesDownload(files, cli)
+  filesCp(files, cli)
+  filesMv(files, cli)
+  filesRm(files, cli)
+
+  const audit = program
+    .command('audit')
+    .description('The audit log: who did what, when, to which record')
+    .addHelpText('after', examples('platform audit events --since 2h', "platform audit events --action 'file.*' --json"))
+  auditEvents(audit, cli)
 
   completion(program, cli)
   return program

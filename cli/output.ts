@@ -45,6 +45,25 @@ export function formatDuration(seconds: number | null | undefined): string | und
   return `${s}s`
 }
 
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB']
+
+/** 512 → "512 B", 1536 → "1.5 KiB", 1073741824 → "1.0 GiB": binary units, one decimal from KiB on. */
+export function formatBytes(bytes: number): string {
+  let value = bytes
+  let unit = 0
+  while (Math.abs(value) >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024
+    unit++
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`
+}
+
+/** How long a transfer took and its rate: "1.0 GiB in 2.4s (427.1 MiB/s)". */
+export function formatTransfer(bytes: number, seconds: number): string {
+  const time = seconds < 60 ? `${seconds.toFixed(1)}s` : formatDuration(seconds)
+  return `${formatBytes(bytes)} in ${time}${seconds > 0 ? ` (${formatBytes(bytes / seconds)}/s)` : ''}`
+}
+
 /** ISO timestamps without milliseconds: 2026-11-22T06:15:30Z. */
 export function formatTime(iso: string | null | undefined): string | undefined {
   if (!iso) return undefined

@@ -7,6 +7,7 @@ import type { Clock } from '../lib/clock.js'
 import { systemClock } from '../lib/clock.js'
 import type { Logger } from '../lib/log.js'
 import { StorageError, type LocalObjectStorage } from '../lib/storage.js'
+import type { Digests } from '../lib/storage/local.js'
 import { canonicalPath, verifySignedRequest } from '../lib/storage/v4.js'
 
 /**
@@ -18,6 +19,10 @@ import { canonicalPath, verifySignedRequest } from '../lib/storage/v4.js'
  *
  *   GET/HEAD /<bucket>/<object>   download (Range: bytes=… answered 206)
  *   PUT      /<bucket>/<object>   upload, with the Content-Type that was signed; visible once complete
+ *
+ * An upload's answer and every read carry the object's checksums as Cloud Storage sends them
+ * (x-goog-hash crc32c and md5, the MD5 as ETag): computed while the upload streams in and kept
+ * beside the object, or computed on the first read of a file put in the bucket folder otherwise.
  *   DELETE   /<bucket>/<object>   delete
  *   GET      /<bucket>            list (ListBucketResult; prefix, delimiter, marker, max-keys)
  *
@@ -81,8 +86,16 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end }
 }
 
-const etagOf = (o: { path: string; size: number; updated: string }) =>
-  `"${createHash('md5').update(`${o.path}:${o.size}:${o.updated}`).digest('hex')}"`
+/**
+ * What Cloud Storage answers about an object's content, on an upload and on every read: its
+ * checksums in two `x-goog-hash` headers (`crc32c=<base64>`, `md5=<base64>`; a client reading them
+ * together sees `crc32c=…,md5=…`), and an ETag that is the hex MD5, as it is for an object not
+ * composed of others.
+ */
+const hashHeaders = (d: Digests) => ({
+  etag: `"${Buffer.from(d.md5, 'base64').toString('hex')}"`,
+  'x-goog-hash': [`crc32c=${d.crc32c}`, `md5=${d.md5}`],
+})
 
 export function createStorageServer(opts: StorageServerOptions): Server {
   const clock = opts.clock ?? systemClock
@@ -125,16 +138,17 @@ export function createStorageServer(opts: StorageServerOptions): Server {
 
   async function download(req: IncomingMessage, res: ServerResponse, bucket: string, object: string) {
     const found = fileOk(bucket, object) ? await storage.stat(bucket, object) : undefined
-    if (!found) throw new HttpFailure(404, 'NoSuchKey', 'The specified key does not exist.')
+    const digests = found && (await storage.digests(bucket, object))
+    if (!found || !digests) throw new HttpFailure(404, 'NoSuchKey', 'The specified key does not exist.')
     const range = parseRange(req.headers.range, found.size)
     if (range === 'unsatisfiable') {
       res.setHeader('content-range', `bytes */${found.size}`)
       throw new HttpFailure(416, 'InvalidRange', 'The requested range cannot be satisfied.')
     }
-    const headers: Record<string, string | number> = {
+    const headers: Record<string, string | number | string[]> = {
       'content-type': found.content_type ?? 'application/octet-stream',
       'last-modified': new Date(found.updated).toUTCString(),
-      etag: etagOf(found),
+      ...hashHeaders(digests),
       'accept-ranges': 'bytes',
       'x-goog-stored-content-length': found.size,
     }
@@ -182,7 +196,7 @@ export function createStorageServer(opts: StorageServerOptions): Server {
       if (error instanceof StorageError) throw new HttpFailure(409, 'Conflict', error.message)
       throw error
     }
-    res.writeHead(200, { etag: etagOf(stored), 'x-goog-stored-content-length': stored.size, 'content-length': 0 })
+    res.writeHead(200, { ...hashHeaders(stored.digests), 'x-goog-stored-content-length': stored.size, 'content-length': 0 })
     res.end()
   }
 

@@ -1,18 +1,21 @@
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { createReadStream, createWriteStream, type ReadStream, type Stats } from 'node:fs'
 import { copyFile, link, mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { sha256 } from '../ids.js'
+import { Crc32c } from './crc32c.js'
 import { BUCKET_RE, contentTypeFor, StorageError, type LevelEntry, type ListOptions, type ObjectStorage, type StoredObject } from './port.js'
 
 /**
  * The local suite's object storage: a folder per bucket under `root` (<root>/<bucket>/<object
  * name>). Beside the buckets, which cannot be named so, `.meta/` keeps each uploaded object's
- * declared content type (a small JSON file per object, valid only while the object's size and
- * modification time still match it), and `.uploads/` holds uploads in progress, renamed into
- * place only once complete, so that a failed upload leaves nothing half-written.
+ * declared content type and its checksums (MD5 and CRC32C, as Cloud Storage keeps them: computed
+ * while the upload streams in; a small JSON file per object, valid only while the object's size
+ * and modification time still match it, so a file replaced by other means gets new ones), and
+ * `.uploads/` holds uploads in progress, renamed into place only once complete, so that a failed
+ * upload leaves nothing half-written.
  */
 export class LocalObjectStorage implements ObjectStorage {
   readonly root: string
@@ -34,23 +37,50 @@ export class LocalObjectStorage implements ObjectStorage {
     return join(this.root, '.meta', bucket, `${sha256(path)}.json`)
   }
 
-  private async contentTypeOf(bucket: string, path: string, s: Stats): Promise<string> {
+  /** What `.meta/` says of the object, if it still describes the file as it is on disk. */
+  private async metaOf(bucket: string, path: string, s: Stats): Promise<Meta | undefined> {
     try {
-      const meta = JSON.parse(await readFile(this.metaFile(bucket, path), 'utf8')) as { content_type: string; size: number; mtime_ms: number }
-      // A file replaced by other means (the local executor writing run outputs) has lost its declared type.
-      if (meta.size === s.size && meta.mtime_ms === s.mtimeMs) return meta.content_type
+      const meta = JSON.parse(await readFile(this.metaFile(bucket, path), 'utf8')) as Meta
+      // A file replaced by other means (the local executor writing run outputs) has lost its declared type and checksums.
+      // Within a millisecond: what a modification time set back with utimes keeps of it, and far finer than any rewrite.
+      if (meta.size === s.size && Math.abs(meta.mtime_ms - s.mtimeMs) < 1) return meta
     } catch {
-      // no declared type
+      // nothing recorded
     }
-    return contentTypeFor(path)
+    return undefined
   }
 
-  private async setContentType(bucket: string, path: string, contentType: string | undefined) {
+  private async contentTypeOf(bucket: string, path: string, s: Stats): Promise<string> {
+    return (await this.metaOf(bucket, path, s))?.content_type ?? contentTypeFor(path)
+  }
+
+  private async setMeta(bucket: string, path: string, contentType: string | undefined, digests: Digests | undefined) {
     const file = this.metaFile(bucket, path)
-    if (!contentType) return rm(file, { force: true })
+    if (!contentType && !digests) return rm(file, { force: true })
     const s = await stat(this.fileOf(bucket, path))
     await mkdir(dirname(file), { recursive: true })
-    await writeFile(file, JSON.stringify({ path, content_type: contentType, size: s.size, mtime_ms: s.mtimeMs }))
+    const meta: Meta = { path, content_type: contentType, size: s.size, mtime_ms: s.mtimeMs, ...digests }
+    await writeFile(file, JSON.stringify(meta))
+  }
+
+  /**
+   * The object's MD5 and CRC32C (base64, as Cloud Storage answers them in x-goog-hash): the ones
+   * recorded when it was uploaded, else computed from the file now (one read) and recorded;
+   * undefined when there is no such object.
+   */
+  async digests(bucket: string, path: string): Promise<Digests | undefined> {
+    const file = this.fileOf(bucket, path)
+    const before = await stat(file).catch(() => undefined)
+    if (!before?.isFile()) return undefined
+    const meta = await this.metaOf(bucket, path, before)
+    if (meta?.md5 && meta.crc32c) return { md5: meta.md5, crc32c: meta.crc32c }
+    const digester = new Digester()
+    for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) digester.update(chunk as Buffer)
+    const digests = digester.digests()
+    const after = await stat(file).catch(() => undefined)
+    // Recorded only if the file did not change while it was read.
+    if (after && after.size === before.size && after.mtimeMs === before.mtimeMs) await this.setMeta(bucket, path, meta?.content_type, digests)
+    return digests
   }
 
   private async toObject(bucket: string, path: string, s: Stats): Promise<StoredObject> {
@@ -177,15 +207,24 @@ export class LocalObjectStorage implements ObjectStorage {
   }
 
   /**
-   * Streams `source` into the object. `beforeCommit` runs once every byte is on disk and before the
-   * object appears (the storage server checks a signed digest there); if it or the stream fails,
-   * the temporary file is removed and the object is unchanged.
+   * Streams `source` into the object, computing its MD5 and CRC32C on the way. `beforeCommit` runs
+   * once every byte is on disk and before the object appears (the storage server checks a signed
+   * digest there); if it or the stream fails, the temporary file is removed and the object is
+   * unchanged.
    */
-  async upload(bucket: string, path: string, source: Readable, contentType?: string, opts: { beforeCommit?: () => void } = {}) {
+  async upload(
+    bucket: string,
+    path: string,
+    source: Readable,
+    contentType?: string,
+    opts: { beforeCommit?: () => void } = {},
+  ): Promise<StoredObject & { digests: Digests }> {
     const full = this.fileOf(bucket, path)
     const tmp = await this.tempFile()
+    const digester = new Digester()
     try {
-      await pipeline(source, createWriteStream(tmp, { flags: 'wx' }))
+      // A large buffer in front of the file: chunks arriving while a write is in flight go out together in the next one.
+      await pipeline(source, digester.through, createWriteStream(tmp, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES }))
       opts.beforeCommit?.()
       await this.parentOf(bucket, path)
       await rename(tmp, full).catch((error: unknown) => {
@@ -195,8 +234,9 @@ export class LocalObjectStorage implements ObjectStorage {
       await rm(tmp, { force: true })
       throw error
     }
-    await this.setContentType(bucket, path, contentType)
-    return (await this.stat(bucket, path))!
+    const digests = digester.digests()
+    await this.setMeta(bucket, path, contentType, digests)
+    return { ...(await this.stat(bucket, path))!, digests }
   }
 
   /** The object's bytes as a stream (a byte range, inclusive, when given), with its metadata; undefined when absent. */
@@ -214,6 +254,8 @@ export class LocalObjectStorage implements ObjectStorage {
   async copy(bucket: string, source: string, destination: string, opts: { overwrite: boolean }) {
     const from = await this.stat(bucket, source)
     if (!from) throw new StorageError('not_found', `${source} does not exist`)
+    const fromStats = await stat(this.fileOf(bucket, source)).catch(() => undefined)
+    const fromMeta = fromStats && (await this.metaOf(bucket, source, fromStats))
     const tmp = await this.tempFile()
     try {
       await copyFile(this.fileOf(bucket, source), tmp)
@@ -233,7 +275,9 @@ export class LocalObjectStorage implements ObjectStorage {
     } finally {
       await rm(tmp, { force: true })
     }
-    await this.setContentType(bucket, destination, from.content_type)
+    // The same bytes: the same checksums, when the source had them recorded (else they are computed when asked for).
+    const digests = fromMeta?.md5 && fromMeta.crc32c ? { md5: fromMeta.md5, crc32c: fromMeta.crc32c } : undefined
+    await this.setMeta(bucket, destination, from.content_type, digests)
     return (await this.stat(bucket, destination))!
   }
 
@@ -256,6 +300,43 @@ export class LocalObjectStorage implements ObjectStorage {
       }
     }
     return true
+  }
+}
+
+/** An object's checksums as Cloud Storage reports them: base64 of the MD5 (16 bytes) and of the CRC32C (4 bytes, big-endian). */
+export interface Digests {
+  md5: string
+  crc32c: string
+}
+
+interface Meta extends Partial<Digests> {
+  path: string
+  content_type?: string
+  size: number
+  mtime_ms: number
+}
+
+/** Bytes buffered in front of an upload's file (see upload). */
+const WRITE_BUFFER_BYTES = 8 * 1024 * 1024
+
+/** MD5 and CRC32C of the bytes that pass through it, in the same pass as they are written. */
+class Digester {
+  private readonly md5 = createHash('md5')
+  private readonly crc = new Crc32c()
+  update(chunk: Buffer) {
+    this.md5.update(chunk)
+    this.crc.update(chunk)
+  }
+  /** A pipeline stage: the chunks unchanged, each one hashed on its way. */
+  readonly through = (source: AsyncIterable<Buffer>) => this.pass(source)
+  private async *pass(source: AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
+      this.update(chunk)
+      yield chunk
+    }
+  }
+  digests(): Digests {
+    return { md5: this.md5.digest('base64'), crc32c: this.crc.base64() }
   }
 }
 

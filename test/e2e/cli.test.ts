@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -50,6 +50,43 @@ describe('the CLI against the running local suite', () => {
     const list = await cli(['pipelines', 'list'])
     expect(list.code, list.stderr).toBe(0)
     for (const slug of ['nextflow-minimal', 'wdl-minimal', 'hereditary-mock', 'nfcore-demo', 'hello-local']) expect(list.stdout).toContain(slug)
+  })
+
+  it('lists the demo FASTQ files, downloads one with its checksum checked, uploads and deletes a file, finds their audit events', async () => {
+    expect((await cli(['config', 'set', 'files_url', suite.suite.services.files!])).code).toBe(0)
+    expect((await cli(['config', 'set', 'audit_url', suite.suite.services.audit!])).code).toBe(0)
+    const ls = await cli(['files', 'ls', 'fastq/'])
+    expect(ls.code, ls.stderr).toBe(0)
+    for (const sample of ['S-DEMO-PROBAND', 'S-DEMO-MOTHER', 'S-DEMO-FATHER'])
+      for (const read of ['R1', 'R2'])
+        expect(ls.stdout).toMatch(new RegExp(`^${sample}_${read}\\.fastq\\.gz\\s+[\\d.]+ (B|KiB|MiB)\\s+\\S+Z\\s+application/gzip$`, 'm'))
+
+    // Into the current folder, under the file's own name.
+    const folder = await mkdtemp(join(tmpdir(), 'cli-e2e-files-'))
+    try {
+      const down = await runCli(['files', 'download', 'fastq/S-DEMO-PROBAND_R1.fastq.gz'], { configDir: home, cwd: folder, timeoutMs: 60_000 })
+      expect(down.code, down.stderr).toBe(0)
+      expect(down.stdout).toMatch(
+        /^Downloaded gs:\/\/demo-lab-demo\/fastq\/S-DEMO-PROBAND_R1\.fastq\.gz to S-DEMO-PROBAND_R1\.fastq\.gz: .*, crc32c verified\n$/,
+      )
+      const gz = await readFile(join(folder, 'S-DEMO-PROBAND_R1.fastq.gz'))
+      expect([gz[0], gz[1]]).toEqual([0x1f, 0x8b])
+
+      const local = join(folder, 'notes.txt')
+      await writeFile(local, 'uploaded by the end-to-end test\n'.repeat(10_000))
+      const up = parseJson<{ uri: string; verified: string; size: number }>(await cli(['files', 'upload', local, 'e2e/', '--json']))
+      expect(up).toMatchObject({ uri: 'gs://demo-lab-demo/e2e/notes.txt', verified: 'crc32c', size: 320_000 })
+      expect((await cli(['files', 'rm', 'e2e/notes.txt', '--yes'])).code).toBe(0)
+    } finally {
+      await rm(folder, { recursive: true, force: true })
+    }
+
+    const events = await cli(['audit', 'events', '--action', 'file.*', '--since', '1h'])
+    expect(events.code, events.stderr).toBe(0)
+    for (const action of ['file.download_url_issued', 'file.upload_url_issued', 'file.deleted'])
+      expect(events.stdout).toMatch(
+        new RegExp(`\\s${action.replace('.', '\\.')}\\s+success\\s+${suite.suite.user.email}\\s+file:gs://demo-lab-demo/`),
+      )
   })
 
   it('submits hello-local, watches it succeed (exit 0) and lists its output file', async () => {

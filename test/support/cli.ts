@@ -6,19 +6,23 @@ import { PassThrough, Writable } from 'node:stream'
 import { main } from '../../cli/main.js'
 import { createAdminApp } from '../../functions/admin/service.js'
 import { createComputeApp } from '../../functions/compute/service.js'
+import { auditDeps } from '../../functions/audit/deps.js'
+import { createAuditApp } from '../../functions/audit/service.js'
 import { SettingsStore } from '../../cli/settings.js'
 import { listen, startLoginStack } from './oidc.js'
 import { makeWorld } from './world.js'
 import { localCompute } from './compute.js'
+import { localFiles } from './files.js'
 
 export const repoRoot = resolve(import.meta.dirname, '../..')
 const BIN = join(repoRoot, 'cli/bin.js')
 
 /**
- * The admin and compute services of one test tenant, served on real local ports as the CLI meets
- * them: the platform catalogue seeded, the local Batch executor and storage in a temp folder.
- * With `login`, the admin service is the one of the login stack (local OIDC provider, a user
- * with an e-mail and a password).
+ * The admin, compute, file and audit services of one test tenant, served on real local ports as
+ * the CLI meets them: the platform catalogue seeded, the local Batch executor and storage in a
+ * temp folder, the local storage server serving the file service's signed addresses to that same
+ * storage. With `login`, the admin service is the one of the login stack (local OIDC provider, a
+ * user with an e-mail and a password).
  */
 export async function startPlatform(opts: { login?: boolean } = {}) {
   const stack = opts.login ? await startLoginStack() : undefined
@@ -32,14 +36,25 @@ export async function startPlatform(opts: { login?: boolean } = {}) {
   const computeServer = await listen()
   computeServer.serve(createComputeApp(deps))
 
+  const files = await localFiles(world, { storage: local.storage })
+  const filesServer = await listen()
+  filesServer.serve(files.app)
+  const auditServer = await listen()
+  auditServer.serve(createAuditApp(auditDeps(world.deps)))
+
   return {
     world,
     login: stack,
     compute: deps,
+    /** The project's bucket folders and the storage server. */
+    files,
     adminUrl,
     computeUrl: computeServer.url,
+    filesUrl: filesServer.url,
+    auditUrl: auditServer.url,
     async stop() {
-      await Promise.all([adminServer?.stop(), stack?.stop(), computeServer.stop()])
+      await Promise.all([adminServer?.stop(), stack?.stop(), computeServer.stop(), filesServer.stop(), auditServer.stop()])
+      await files.close()
       await local.close()
       await removeConfigHomes()
     },
@@ -56,13 +71,18 @@ export async function removeConfigHomes() {
 }
 
 /** A fresh config directory whose local profile points at the platform (as `platform config set` would write it). */
-export async function configHome(platform?: Pick<Platform, 'adminUrl' | 'computeUrl'>, project?: string): Promise<string> {
+export async function configHome(
+  platform?: Pick<Platform, 'adminUrl' | 'computeUrl'> & Partial<Pick<Platform, 'filesUrl' | 'auditUrl'>>,
+  project?: string,
+): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'cli-home-'))
   homes.push(dir)
   const settings = new SettingsStore(dir)
   if (platform) {
     settings.set('local', 'admin_url', platform.adminUrl)
     settings.set('local', 'compute_url', platform.computeUrl)
+    if (platform.filesUrl) settings.set('local', 'files_url', platform.filesUrl)
+    if (platform.auditUrl) settings.set('local', 'audit_url', platform.auditUrl)
   }
   if (project) settings.set('local', 'project', project)
   return dir
@@ -81,6 +101,8 @@ export interface CliOptions {
   /** Written to stdin, which is then closed; without it stdin is an empty pipe (not a terminal). */
   input?: string
   timeoutMs?: number
+  /** The binary's working folder (default: the repository). */
+  cwd?: string
 }
 
 /** The environment of a user with only the given PLATFORM_* variables set. */
@@ -186,7 +208,7 @@ export function runMain(args: string[], opts: InProcessOptions): Promise<CliResu
 
 /** `node cli/bin.js …` as a real child process. */
 export function startCli(args: string[], opts: CliOptions): RunningCli {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: repoRoot, env: cliEnvironment(opts), stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? repoRoot, env: cliEnvironment(opts), stdio: ['pipe', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   const waiters: Array<() => void> = []

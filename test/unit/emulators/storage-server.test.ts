@@ -1,6 +1,6 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto'
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto'
 import { existsSync, readdirSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,6 +8,7 @@ import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStorageServer, type RunningStorageServer } from '../../../emulators/storage-server.js'
 import { LocalObjectStorage } from '../../../lib/storage.js'
+import { crc32c } from '../../../lib/storage/crc32c.js'
 import { PrivateKeySigner } from '../../../lib/storage/signers.js'
 import { signUrl, verifySignedRequest, type SignUrlInput } from '../../../lib/storage/v4.js'
 import { DUMMY_ACCOUNT, SIGNING_CASES, type SigningCase } from '../../support/gcs-v4.js'
@@ -172,6 +173,43 @@ describe('the local storage server', async () => {
       expect(get.body.toString()).toBe('GZDATA')
       expect(get.headers['content-type']).toBe('application/gzip')
       expect(get.headers['content-length']).toBe('6')
+    })
+
+    it("answers an upload and every read with the object's checksums as Cloud Storage does: x-goog-hash crc32c and md5, the MD5 as ETag", async () => {
+      now = new Date()
+      const body = Buffer.from('@r1\nACGT\n+\nIIII\n')
+      const md5 = createHash('md5').update(body).digest()
+      const crc = Buffer.alloc(4)
+      crc.writeUInt32BE(crc32c(body))
+      const expected = { etag: `"${md5.toString('hex')}"`, 'x-goog-hash': `crc32c=${crc.toString('base64')}, md5=${md5.toString('base64')}` }
+      const url = await sign({ method: 'PUT', object: 'sums/a.fastq', headers: { 'content-type': 'text/plain' } })
+      const put = await send(server, { method: 'PUT', target: targetOf(url), headers: { 'content-type': 'text/plain' }, body })
+      expect(put.status).toBe(200)
+      expect(put.headers).toMatchObject({ ...expected, 'x-goog-stored-content-length': String(body.length) })
+      const get = await send(server, { method: 'GET', target: targetOf(await sign({ method: 'GET', object: 'sums/a.fastq' })) })
+      expect(get.headers).toMatchObject(expected)
+      const head = await send(server, { method: 'HEAD', target: targetOf(await sign({ method: 'HEAD', object: 'sums/a.fastq' })) })
+      expect(head.headers).toMatchObject(expected)
+      // A range is served with the checksums of the whole object, as Cloud Storage does.
+      const part = await send(server, {
+        method: 'GET',
+        target: targetOf(await sign({ method: 'GET', object: 'sums/a.fastq' })),
+        headers: { range: 'bytes=0-2' },
+      })
+      expect(part.headers).toMatchObject(expected)
+
+      // A file put in the bucket folder by other means (a run's outputs) gets its checksums computed on its first read.
+      const file = join(root, 'lab-bucket', 'sums', 'b.txt')
+      await writeFile(file, 'written by a job\n')
+      const other = await send(server, { method: 'GET', target: targetOf(await sign({ method: 'GET', object: 'sums/b.txt' })) })
+      expect(other.headers.etag).toBe(`"${createHash('md5').update('written by a job\n').digest('hex')}"`)
+      // Rewritten in place with its size and time kept (a disk's silent corruption), it keeps the recorded ones: a reader can tell.
+      const { mtimeMs } = await stat(file)
+      await writeFile(file, 'WRITTEN by a job\n')
+      await utimes(file, new Date(), new Date(Math.round(mtimeMs)))
+      const corrupted = await send(server, { method: 'GET', target: targetOf(await sign({ method: 'GET', object: 'sums/b.txt' })) })
+      expect(corrupted.body.toString()).toBe('WRITTEN by a job\n')
+      expect(corrupted.headers.etag).toBe(other.headers.etag)
     })
 
     it('refuses an upload with another Content-Type, a GET on an upload address, and anything unsigned', async () => {

@@ -1,0 +1,251 @@
+/**
+ * Moving a file's bytes through a signed address (the file service's `upload-url` and
+ * `download-url`): straight between the local disk and the storage (Cloud Storage, or the local
+ * suite's storage server), without the platform's services in the path and without an
+ * Authorization header. The bytes stream in large chunks and are checksummed in the same pass;
+ * the storage's own checksums (`x-goog-hash: crc32c=…,md5=…`, on the upload's answer and on
+ * every read) are what they are compared with. Like client.ts, it knows nothing about the terminal:
+ * progress is a callback.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { createReadStream, createWriteStream } from 'node:fs'
+import { link, rename, rm } from 'node:fs/promises'
+import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { basename, dirname, join } from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { AbortedError } from './client.js'
+import { Crc32c } from './crc32c.js'
+
+/** Read and write this much at a time: few system calls and callbacks per gigabyte, and a bounded memory. */
+export const CHUNK_BYTES = 4 * 1024 * 1024
+
+/** The checksums of an object, base64 as Cloud Storage gives them: MD5 (16 bytes), CRC32C (4 bytes, big-endian). */
+export interface Checksums {
+  crc32c?: string
+  md5?: string
+}
+
+/** Which checksum a transfer was verified with; none when the storage gave none. */
+export type Verified = 'crc32c' | 'md5' | 'none'
+
+/** The storage answered the signed address with an error (Cloud Storage's XML: <Code>, <Message>). */
+export class StorageHttpError extends Error {
+  constructor(
+    readonly method: string,
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+  ) {
+    super(`${method} of the signed address: ${status} ${code}: ${detail}`)
+    this.name = 'StorageHttpError'
+  }
+}
+
+/** No answer from the storage, or the connection broke during the transfer. */
+export class StorageUnreachableError extends Error {
+  constructor(
+    readonly origin: string,
+    readonly reason: string,
+  ) {
+    super(`the transfer with the storage at ${origin} failed: ${reason}`)
+    this.name = 'StorageUnreachableError'
+  }
+}
+
+/** The transferred bytes do not have the checksum the storage has for them. */
+export class ChecksumMismatchError extends Error {
+  constructor(
+    readonly algorithm: 'crc32c' | 'md5' | 'size',
+    readonly local: string,
+    readonly remote: string,
+  ) {
+    super(`${algorithm} ${local} here, ${remote} in the storage`)
+    this.name = 'ChecksumMismatchError'
+  }
+}
+
+/** `x-goog-hash: crc32c=…, md5=…` (one header or several), into its parts. */
+export function parseGoogHash(header: string | string[] | undefined): Checksums {
+  const out: Checksums = {}
+  for (const part of [header ?? []].flat().join(',').split(',')) {
+    const m = /^\s*(crc32c|md5)=(\S+)\s*$/.exec(part)
+    if (m) out[m[1] as keyof Checksums] = m[2]
+  }
+  return out
+}
+
+/** The MD5 of a local file (when the storage answers an MD5 but no CRC32C: a second pass). */
+export async function md5Of(file: string, signal?: AbortSignal): Promise<string> {
+  const md5 = createHash('md5')
+  for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES, signal })) md5.update(chunk as Buffer)
+  return md5.digest('base64')
+}
+
+/** Compares what was computed here with what the storage says; which one was compared. */
+export function verify(local: Checksums, remote: Checksums): Verified {
+  for (const algorithm of ['crc32c', 'md5'] as const) {
+    const [mine, theirs] = [local[algorithm], remote[algorithm]]
+    if (mine === undefined || theirs === undefined) continue
+    if (mine !== theirs) throw new ChecksumMismatchError(algorithm, mine, theirs)
+    return algorithm
+  }
+  return 'none'
+}
+
+interface Signed {
+  url: string
+  headers?: Record<string, string>
+}
+
+export interface TransferOptions {
+  /** Called with the bytes moved so far, after each chunk. */
+  onProgress?: (bytes: number) => void
+  signal?: AbortSignal
+}
+
+const xmlField = (xml: string, name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1]
+
+async function failure(method: string, res: IncomingMessage): Promise<StorageHttpError> {
+  let text = ''
+  for await (const chunk of res) if (text.length < 64 * 1024) text += (chunk as Buffer).toString()
+  const code = xmlField(text, 'Code') ?? `HTTP ${res.statusCode}`
+  const message = xmlField(text, 'Message') ?? (text.trim().slice(0, 300) || res.statusMessage || '')
+  return new StorageHttpError(method, res.statusCode ?? 0, code, message)
+}
+
+function networkReason(error: unknown): string {
+  const e = error as NodeJS.ErrnoException
+  return e.code && !e.message.includes(e.code) ? `${e.code} ${e.message}` : (e.message ?? String(error))
+}
+
+/**
+ * One request to a signed address: the answer once its headers are in, or the storage's error.
+ * `send` writes the body; an answer that comes while it is still writing (a refusal) wins over
+ * the broken pipe that follows it.
+ */
+function exchange(
+  method: 'GET' | 'PUT',
+  signed: Signed,
+  headers: OutgoingHttpHeaders,
+  signal: AbortSignal | undefined,
+  send?: (req: NodeJS.WritableStream) => Promise<void>,
+): Promise<IncomingMessage> {
+  const url = new URL(signed.url)
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest
+  return new Promise((resolve, reject) => {
+    let settled = false
+    let answered = false
+    const settle = (f: () => void) => {
+      if (!settled) {
+        settled = true
+        f()
+      }
+    }
+    const req = request(url, { method, headers: { ...signed.headers, ...headers }, signal }, (res) => {
+      answered = true
+      if ((res.statusCode ?? 0) >= 200 && res.statusCode! < 300) settle(() => resolve(res))
+      else void failure(method, res).then((error) => settle(() => reject(error)), reject)
+    })
+    const fail = (error: unknown) => {
+      if (signal?.aborted) return settle(() => reject(new AbortedError()))
+      // A refusal sent before the whole body was read closes the connection: give its answer a moment to be read.
+      setTimeout(() => !answered && settle(() => reject(new StorageUnreachableError(url.origin, networkReason(error)))), answered ? 0 : 250)
+    }
+    // A file that shrinks or grows while it is sent fails the request instead of leaving the storage waiting for bytes.
+    Object.assign(req, { strictContentLength: true })
+    req.on('error', fail)
+    if (send) send(req).catch(fail)
+    else req.end()
+  })
+}
+
+/**
+ * PUTs `file` (`size` bytes) to a signed upload address with the headers it was signed with,
+ * computing its CRC32C as it streams; answers the storage's checksums of what it stored and ours.
+ */
+export async function uploadFile(
+  signed: Signed,
+  file: string,
+  size: number,
+  opts: TransferOptions = {},
+): Promise<{ local: Checksums; remote: Checksums; storedSize?: number }> {
+  const crc = new Crc32c()
+  let moved = 0
+  async function* hashed(source: AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
+      crc.update(chunk)
+      moved += chunk.length
+      opts.onProgress?.(moved)
+      yield chunk
+    }
+  }
+  const res = await exchange('PUT', signed, { 'content-length': size }, opts.signal, (req) =>
+    pipeline(createReadStream(file, { highWaterMark: CHUNK_BYTES }), hashed, req),
+  )
+  res.resume()
+  const stored = res.headers['x-goog-stored-content-length']
+  if (moved !== size) throw new StorageUnreachableError(new URL(signed.url).origin, `${file} changed while it was read: ${moved} bytes of ${size}`)
+  return {
+    local: { crc32c: crc.base64() },
+    remote: parseGoogHash(res.headers['x-goog-hash']),
+    storedSize: stored === undefined ? undefined : Number(stored),
+  }
+}
+
+/** A temporary file beside `dest` (the same file system: the final rename is atomic). */
+export const partFileFor = (dest: string) => join(dirname(dest), `.${basename(dest)}.${randomBytes(4).toString('hex')}.part`)
+
+/**
+ * GETs a signed download address into `dest`: into a temporary file beside it first, checksummed
+ * as it streams with the checksum the storage announces (CRC32C, else MD5), then moved to `dest`
+ * only when the checksum and the length match. Without `overwrite`, an existing `dest` is never
+ * replaced, not even one that appeared meanwhile. On any failure the temporary file is removed
+ * and `dest` is untouched.
+ */
+export async function downloadFile(
+  signed: Signed,
+  dest: string,
+  opts: TransferOptions & { overwrite?: boolean } = {},
+): Promise<{ bytes: number; local: Checksums; remote: Checksums; verified: Verified; contentType?: string }> {
+  // The stored bytes as they are: Cloud Storage would otherwise decompress an object stored with Content-Encoding gzip, whose checksums are of the compressed bytes.
+  const res = await exchange('GET', signed, { 'accept-encoding': 'gzip' }, opts.signal)
+  const remote = parseGoogHash(res.headers['x-goog-hash'])
+  const algorithm = remote.crc32c ? 'crc32c' : remote.md5 ? 'md5' : undefined
+  const crc = new Crc32c()
+  const md5 = createHash('md5')
+  let bytes = 0
+  async function* hashed(source: AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
+      if (algorithm === 'crc32c') crc.update(chunk)
+      else if (algorithm === 'md5') md5.update(chunk)
+      bytes += chunk.length
+      opts.onProgress?.(bytes)
+      yield chunk
+    }
+  }
+  const part = partFileFor(dest)
+  try {
+    try {
+      await pipeline(res, hashed, createWriteStream(part, { flags: 'wx', highWaterMark: 2 * CHUNK_BYTES }), { signal: opts.signal })
+    } catch (error) {
+      if (opts.signal?.aborted) throw new AbortedError()
+      if ((error as NodeJS.ErrnoException).syscall) throw error
+      throw new StorageUnreachableError(new URL(signed.url).origin, networkReason(error))
+    }
+    const expected = res.headers['content-length']
+    if (expected !== undefined && Number(expected) !== bytes) throw new ChecksumMismatchError('size', `${bytes} bytes`, `${expected} bytes`)
+    const local: Checksums = algorithm === 'crc32c' ? { crc32c: crc.base64() } : algorithm === 'md5' ? { md5: md5.digest('base64') } : {}
+    const verified = verify(local, remote)
+    if (opts.overwrite) {
+      await rename(part, dest)
+    } else {
+      // link() refuses an existing name: a file that appeared at dest during the download is kept.
+      await link(part, dest)
+      await rm(part, { force: true })
+    }
+    return { bytes, local, remote, verified, contentType: res.headers['content-type'] }
+  } finally {
+    await rm(part, { force: true })
+  }
+}

@@ -1,0 +1,228 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { existsSync, readdirSync } from 'node:fs'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { duration, instant } from '../../../cli/commands/audit/events.js'
+import { crc32c } from '../../../cli/crc32c.js'
+import { EXIT, explain } from '../../../cli/errors.js'
+import { contentTypeOf, intoFolder, remoteBasename } from '../../../cli/files.js'
+import { formatBytes, formatTransfer } from '../../../cli/output.js'
+import { progressLine } from '../../../cli/progress.js'
+import {
+  ChecksumMismatchError,
+  downloadFile,
+  parseGoogHash,
+  StorageHttpError,
+  StorageUnreachableError,
+  uploadFile,
+  verify,
+} from '../../../cli/transfer.js'
+
+const b64crc = (data: Buffer) => {
+  const out = Buffer.alloc(4)
+  out.writeUInt32BE(crc32c(data))
+  return out.toString('base64')
+}
+const b64md5 = (data: Buffer) => createHash('md5').update(data).digest('base64')
+
+describe('files: names, sizes, types', () => {
+  it.each([
+    [0, '0 B'],
+    [1023, '1023 B'],
+    [1536, '1.5 KiB'],
+    [5 * 1024 * 1024, '5.0 MiB'],
+    [1024 ** 3, '1.0 GiB'],
+    [3.25 * 1024 ** 4, '3.3 TiB'],
+  ])('%d bytes read %s', (bytes, text) => expect(formatBytes(bytes)).toBe(text))
+
+  it('says how long a transfer took and at what rate', () => {
+    expect(formatTransfer(1024 ** 3, 2.5)).toBe('1.0 GiB in 2.5s (409.6 MiB/s)')
+    expect(formatTransfer(1024, 0)).toBe('1.0 KiB in 0.0s')
+    expect(formatTransfer(10 * 1024 ** 3, 125)).toBe('10.0 GiB in 2m 05s (81.9 MiB/s)')
+  })
+
+  it('draws a progress bar with the bytes, the percentage, the rate and the time left', () => {
+    expect(progressLine(512 * 1024 ** 2, 1024 ** 3, 2)).toBe('[############------------]   50%  512.0 MiB / 1.0 GiB  256.0 MiB/s  ETA 2s')
+    expect(progressLine(1024 ** 3, 1024 ** 3, 4)).toBe('[########################]  100%  1.0 GiB / 1.0 GiB  256.0 MiB/s')
+    expect(progressLine(0, 0, 0)).toBe('[########################]  100%  0 B / 0 B')
+  })
+
+  it('names a remote file by its last segment, and refuses a folder', () => {
+    expect(remoteBasename('fastq/S1_R1.fastq.gz')).toBe('S1_R1.fastq.gz')
+    expect(remoteBasename('gs://demo-lab-demo/fastq/S1_R1.fastq.gz')).toBe('S1_R1.fastq.gz')
+    expect(remoteBasename('top.txt')).toBe('top.txt')
+    for (const folder of ['fastq/', 'gs://demo-lab-demo/', 'gs://demo-lab-demo']) expect(() => remoteBasename(folder)).toThrow(/names a folder/)
+    expect(intoFolder('fastq/', 'a.gz')).toBe('fastq/a.gz')
+    expect(intoFolder('fastq/b.gz', 'a.gz')).toBe('fastq/b.gz')
+  })
+
+  it.each([
+    ['S1_R1.fastq.gz', 'application/gzip'],
+    ['calls.vcf.bgz', 'application/gzip'],
+    ['reads.FASTQ', 'text/plain'],
+    ['panel.bed', 'text/plain'],
+    ['sheet.csv', 'text/csv'],
+    ['sample.bam', 'application/octet-stream'],
+    ['README', 'application/octet-stream'],
+    ['.bashrc', 'application/octet-stream'],
+  ])('declares %s as %s', (name, type) => expect(contentTypeOf(name)).toBe(type))
+})
+
+describe('audit events: --since and --from', () => {
+  it.each([
+    ['30m', 30 * 60_000],
+    ['2h', 7_200_000],
+    ['1d', 86_400_000],
+    ['1h30m', 5_400_000],
+    ['90s', 90_000],
+    ['2w', 14 * 86_400_000],
+  ])('%s is %d ms', (text, ms) => expect(duration(text)).toBe(ms))
+
+  it.each(['2', 'h', '2 h', '-1h', '1.5h', '2y', ''])('refuses %j as a duration', (text) =>
+    expect(() => duration(text)).toThrow(/expected a duration/),
+  )
+
+  it('takes a date or a time with its offset, and nothing else', () => {
+    for (const ok of ['2026-11-22', '2026-11-22T06:00:00Z', '2026-11-22T06:00+01:00', '2026-11-22T06:00:00.123Z']) expect(instant(ok)).toBe(ok)
+    for (const bad of ['yesterday', '2026-11-22T06:00', '2026-13-45', '22/11/2026']) expect(() => instant(bad)).toThrow(/ISO 8601/)
+  })
+})
+
+describe('checksums', () => {
+  it("reads x-goog-hash as one header, several, or Node's joined form", () => {
+    expect(parseGoogHash('crc32c=n03x6A==, md5=Ojk9c3dhfxgoKVVHYwFbHQ==')).toEqual({ crc32c: 'n03x6A==', md5: 'Ojk9c3dhfxgoKVVHYwFbHQ==' })
+    expect(parseGoogHash(['crc32c=n03x6A==', 'md5=Ojk9c3dhfxgoKVVHYwFbHQ=='])).toEqual({ crc32c: 'n03x6A==', md5: 'Ojk9c3dhfxgoKVVHYwFbHQ==' })
+    expect(parseGoogHash('crc32c=n03x6A==')).toEqual({ crc32c: 'n03x6A==' })
+    expect(parseGoogHash(undefined)).toEqual({})
+  })
+
+  it('verifies with the CRC32C when both sides have one, else the MD5, and says when neither could be', () => {
+    expect(verify({ crc32c: 'a', md5: 'x' }, { crc32c: 'a', md5: 'y' })).toBe('crc32c')
+    expect(verify({ md5: 'x' }, { crc32c: 'a', md5: 'x' })).toBe('md5')
+    expect(verify({ crc32c: 'a' }, {})).toBe('none')
+    expect(() => verify({ crc32c: 'a' }, { crc32c: 'b' })).toThrow(ChecksumMismatchError)
+  })
+
+  it('explains a mismatch with exit code 10, and the storage refusing a signed address by its status', () => {
+    expect(explain(new ChecksumMismatchError('crc32c', 'AAAAAA==', 'BBBBBB=='))).toEqual({
+      message: 'checksum mismatch: crc32c AAAAAA== here, BBBBBB== in the storage',
+      code: EXIT.checksum,
+    })
+    expect(explain(new StorageHttpError('GET', 400, 'ExpiredToken', 'Invalid argument.')).code).toBe(EXIT.rejected)
+    expect(explain(new StorageHttpError('PUT', 403, 'SignatureDoesNotMatch', 'no')).code).toBe(EXIT.forbidden)
+    expect(explain(new StorageHttpError('GET', 503, 'ServiceUnavailable', 'later')).code).toBe(EXIT.unavailable)
+    expect(explain(new StorageUnreachableError('http://127.0.0.1:1', 'ECONNREFUSED')).code).toBe(EXIT.unavailable)
+  })
+})
+
+/** A stand-in for the storage answering signed addresses as the test says: what it received, and what it answers. */
+describe('transfers through a signed address', () => {
+  let answer: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void = () => {}
+  let received: { method?: string; headers?: IncomingMessage['headers']; body?: Buffer } = {}
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received = { method: req.method, headers: req.headers, body: Buffer.concat(chunks) }
+      answer(req, received.body!, res)
+    })
+  })
+  let url = ''
+  let dir = ''
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bucket/object?X-Goog-Signature=abc`
+    dir = await mkdtemp(join(tmpdir(), 'cli-transfer-'))
+  })
+  afterAll(async () => {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('uploads a file with the signed headers and its length, in large chunks, and reports both checksums', async () => {
+    const data = randomBytes(9 * 1024 * 1024 + 3)
+    const file = join(dir, 'up.bin')
+    await writeFile(file, data)
+    answer = (_req, body, res) => {
+      res.writeHead(200, { 'x-goog-hash': [`crc32c=${b64crc(body)}`, `md5=${b64md5(body)}`], 'x-goog-stored-content-length': body.length })
+      res.end()
+    }
+    const seen: number[] = []
+    const sent = await uploadFile({ url, headers: { 'Content-Type': 'application/octet-stream' } }, file, data.length, {
+      onProgress: (n) => seen.push(n),
+    })
+    expect(received.method).toBe('PUT')
+    expect(received.headers).toMatchObject({ 'content-type': 'application/octet-stream', 'content-length': String(data.length) })
+    expect(received.headers!.authorization).toBeUndefined()
+    expect(received.body!.equals(data)).toBe(true)
+    expect(sent).toEqual({ local: { crc32c: b64crc(data) }, remote: { crc32c: b64crc(data), md5: b64md5(data) }, storedSize: data.length })
+    expect(seen).toEqual([4 * 1024 * 1024, 8 * 1024 * 1024, data.length])
+  })
+
+  it("answers the storage's own error (Cloud Storage's XML), not the broken connection after it", async () => {
+    const file = join(dir, 'refused.bin')
+    await writeFile(file, randomBytes(1024))
+    answer = (_req, _body, res) => {
+      res.writeHead(403, { 'content-type': 'application/xml' })
+      res.end("<?xml version='1.0' encoding='UTF-8'?><Error><Code>SignatureDoesNotMatch</Code><Message>Nope.</Message></Error>")
+    }
+    await expect(uploadFile({ url }, file, 1024)).rejects.toMatchObject({
+      name: 'StorageHttpError',
+      status: 403,
+      code: 'SignatureDoesNotMatch',
+      detail: 'Nope.',
+    })
+  })
+
+  it('downloads into a temporary file, then into place once the checksum the storage announces matches', async () => {
+    const data = randomBytes(3 * 1024 * 1024 + 17)
+    answer = (_req, _body, res) => {
+      res.writeHead(200, {
+        'content-length': data.length,
+        'x-goog-hash': `crc32c=${b64crc(data)}, md5=${b64md5(data)}`,
+        'content-type': 'application/gzip',
+      })
+      res.end(data)
+    }
+    const dest = join(dir, 'down.bin')
+    const got = await downloadFile({ url }, dest)
+    expect(received.headers!['accept-encoding']).toBe('gzip')
+    expect(got).toMatchObject({ bytes: data.length, verified: 'crc32c', contentType: 'application/gzip' })
+    expect((await readFile(dest)).equals(data)).toBe(true)
+
+    // Only an MD5 announced: the MD5 is computed instead.
+    answer = (_req, _body, res) => {
+      res.writeHead(200, { 'content-length': data.length, 'x-goog-hash': `md5=${b64md5(data)}` })
+      res.end(data)
+    }
+    expect((await downloadFile({ url }, join(dir, 'md5.bin'))).verified).toBe('md5')
+    expect(readdirSync(dir).filter((f) => f.endsWith('.part'))).toEqual([])
+  })
+
+  it('leaves nothing when the bytes do not have the announced checksum, and never replaces a file without overwrite', async () => {
+    const data = randomBytes(100_000)
+    answer = (_req, _body, res) => {
+      res.writeHead(200, { 'content-length': data.length, 'x-goog-hash': `crc32c=${b64crc(Buffer.from('other'))}` })
+      res.end(data)
+    }
+    const dest = join(dir, 'corrupt.bin')
+    await expect(downloadFile({ url }, dest)).rejects.toBeInstanceOf(ChecksumMismatchError)
+    expect(existsSync(dest)).toBe(false)
+
+    answer = (_req, _body, res) => {
+      res.writeHead(200, { 'content-length': data.length, 'x-goog-hash': `crc32c=${b64crc(data)}` })
+      res.end(data)
+    }
+    await writeFile(dest, 'mine')
+    await expect(downloadFile({ url }, dest)).rejects.toMatchObject({ code: 'EEXIST' })
+    expect(await readFile(dest, 'utf8')).toBe('mine')
+    await downloadFile({ url }, dest, { overwrite: true })
+    expect((await readFile(dest)).equals(data)).toBe(true)
+    expect(readdirSync(dir).filter((f) => f.endsWith('.part'))).toEqual([])
+  })
+})
