@@ -44,6 +44,11 @@ export function defaultHook(result: { success: true } | { success: false; error:
   return undefined
 }
 
+/** A create that found its document there already (gRPC ALREADY_EXISTS). */
+export function isAlreadyExists(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 6
+}
+
 /**
  * A Firestore transaction that lost to concurrent ones: aborted more often than the client library
  * retries (gRPC ABORTED), or beaten to a document it meant to create (ALREADY_EXISTS). Nothing was

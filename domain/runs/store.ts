@@ -2,7 +2,7 @@ import { FieldPath, FieldValue, Timestamp, type DocumentSnapshot, type Query, ty
 import type { AuditContext, AuditInput, AuditScope, AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
-import { conflict, notFound } from '../../lib/errors.js'
+import { conflict, isAlreadyExists, notFound } from '../../lib/errors.js'
 import { newId, sha256 } from '../../lib/ids.js'
 import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
 import { directReads, type DocReader } from '../../lib/reads.js'
@@ -152,17 +152,30 @@ export class RunStore {
   /**
    * A run's name is unique in its project, so that a person (or the CLI) can name a run by it: two
    * runs of a pipeline submitted in the same second are `<slug>-<time>` and `<slug>-<time>-2`. The
-   * name's key document is created with the run, so concurrent submissions never share a name.
+   * name is claimed by creating its key document, an atomic create outside the run's transaction:
+   * concurrent submissions never wait on each other's locks (a read of the same keys inside each
+   * transaction made 50 runs a second of one pipeline contend), and a lost create reads again. A
+   * name claimed for a run that is then not created (an error after the claim) is a gap in the
+   * -2, -3 … sequence, never a shared name.
    */
-  private async freeName(tx: Transaction, projectId: string, base: string) {
+  private async claimName(projectId: string, runId: string, base: string, now: Timestamp): Promise<string> {
     const keyOf = (value: string) => ({ value, ref: this.db.col('run_names').doc(sha256(`${projectId}\n${value}`)) })
     // The plain name first, then -2 … -11, -12 … -21, …: one batched read per try.
     const batches = [[base], ...Array.from({ length: 100 }, (_, b) => Array.from({ length: 10 }, (_, i) => `${base}-${2 + 10 * b + i}`))]
     for (const names of batches) {
       const candidates = names.map(keyOf)
-      const snaps = await tx.getAll(...candidates.map((c) => c.ref))
-      const free = candidates.find((_, i) => !snaps[i]!.exists)
-      if (free) return free
+      for (;;) {
+        const snaps = await this.db.firestore.getAll(...candidates.map((c) => c.ref))
+        const free = candidates.find((_, i) => !snaps[i]!.exists)
+        if (!free) break
+        try {
+          await free.ref.create({ project_id: projectId, run_id: runId, created: now })
+          return free.value
+        } catch (err) {
+          // Taken since the read: read the batch again.
+          if (!isAlreadyExists(err)) throw err
+        }
+      }
     }
     throw conflict(`too many runs named ${base}; submit again in a second`)
   }
@@ -171,6 +184,8 @@ export class RunStore {
     const keyRef = input.idempotency
       ? this.db.col('idempotency_keys').doc(sha256(`runs\n${input.project.id}\n${input.created_by}\n${input.idempotency.key}`))
       : undefined
+    const id = newId()
+    let name: string | undefined
     return this.db.firestore.runTransaction(async (tx) => {
       const now = this.now()
       if (keyRef && input.idempotency) {
@@ -184,8 +199,8 @@ export class RunStore {
           if (run) return { run, replayed: true }
         }
       }
-      const id = newId()
-      const name = await this.freeName(tx, input.project.id, `${input.pipeline.slug}-${runTimestamp(now.toDate())}`)
+      // Claimed once: a retried transaction keeps the run's id and its name.
+      name ??= await this.claimName(input.project.id, id, `${input.pipeline.slug}-${runTimestamp(now.toDate())}`, now)
       const link = input.link ? await input.link.read(tx) : undefined
       const chain = await this.audit.prepareMany(tx, [
         { project_id: input.project.id, entity: { type: 'run', id } },
@@ -195,7 +210,7 @@ export class RunStore {
         id,
         project_id: input.project.id,
         org_id: input.project.org_id,
-        name: name.value,
+        name,
         status: 'queued',
         pipeline_id: input.pipeline.id,
         pipeline_slug: input.pipeline.slug,
@@ -218,7 +233,6 @@ export class RunStore {
         job_cleanup_pending: false,
       }
       tx.create(this.ref(id), run)
-      tx.create(name.ref, { project_id: run.project_id, run_id: id, created: now })
       if (keyRef && input.idempotency) {
         const record: IdempotencyRecord = {
           project_id: input.project.id,

@@ -363,7 +363,7 @@ describe('platform pipelines and runs', async () => {
       expect(missing.code).toBe(6)
       expect(missing.stderr).toBe("platform: not found: no run 'hello-local-19990101T000000Z' in this project (platform runs list shows the names)\n")
 
-      // Two submissions of one pipeline in the same second share a name: a second record as such a submission leaves it.
+      // The service never gives a name twice; a record written around it (a restored copy, say) can still share one.
       const run = await submitHello()
       const twin = { ...(await platform.compute.runs.getById(run.id))!, id: newId() }
       await platform.compute.db.col('runs').doc(twin.id).set(twin)

@@ -52,6 +52,19 @@ describe('compute: runs', async () => {
     expect(await auditActions(res.body.id)).toEqual(['run.submitted'])
   })
 
+  it('gives concurrent submissions of one pipeline distinct names, -2, -3 … within one second, none waiting on another', async () => {
+    const results = await Promise.all(Array.from({ length: 8 }, () => submit({ pipeline_id: hello, params: {} })))
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(201))
+    const names = results.map((r) => r.body.name as string)
+    expect(new Set(names).size).toBe(8)
+    for (const name of names) expect(name).toMatch(/^hello-local-\d{8}T\d{6}Z(-\d+)?$/)
+    // Each name finds exactly its run.
+    for (const r of results) {
+      const found = await w.api('GET', `/runs?name=${r.body.name}`)
+      expect(found.body.map((x: { id: string }) => x.id)).toEqual([r.body.id])
+    }
+  })
+
   it('answers 400 naming each missing or mistyped param', async () => {
     const res = await submit({ pipeline_id: hereditary, params: { child_fastq: [R1], patient_age_years: 'seven' } })
     expect(res.status).toBe(400)
