@@ -367,7 +367,7 @@ export interface paths {
         };
         /**
          * Where the identity provider sends the browser back: creates the session and sets the platform_session cookie
-         * @description Checks the state (once only, and only from the browser that started the login), exchanges the code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce), maps the identity to a platform user, stores the session (with the roles at login) and sets platform_session (HttpOnly, SameSite=Lax, Secure over HTTPS) for the session lifetime. Then redirects to return_to.
+         * @description Checks the state (once only, and only from the browser that started the login), exchanges the code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce), maps the identity to a platform user, stores the session (with the roles at login and the ID token's auth_time) and sets platform_session (HttpOnly, SameSite=Lax, Secure over HTTPS) for the session lifetime. Then redirects to return_to. A re-authentication (a login begun with prompt or max_age by a browser with a session) creates no session: the session records the new auth_time when its own user authenticated, or that another user was refused.
          */
         get: operations["completeLogin"];
         put?: never;
@@ -2608,8 +2608,12 @@ export interface operations {
     beginLogin: {
         parameters: {
             query?: {
-                /** @description A path on this service to land on after login, e.g. /api/v1/users/me (the default). Other origins are refused. */
+                /** @description Where to land after login: a path on this service, e.g. /api/v1/users/me (the default), or an address on one of the platform's own origins (PUBLIC_ORIGINS, e.g. a report's sign-off page). Other origins are refused. */
                 return_to?: string;
+                /** @description login: the identity provider authenticates the user again, whatever session it has (OIDC Core 3.1.2.1) */
+                prompt?: "login";
+                /** @description The maximum age in seconds of the user's authentication at the provider (0: now). The ID token's auth_time is checked against it. With prompt or max_age, a browser that has a session re-authenticates it: the session keeps its cookie and records the new auth_time, and an authentication as another user is refused (the session is left as it was). */
+                max_age?: number | null;
             };
             header?: never;
             path?: never;
@@ -2625,7 +2629,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description return_to is not a path on this service */
+            /** @description return_to is not a path on this service or an address on the platform's origins */
             400: {
                 headers: {
                     [name: string]: unknown;
