@@ -109,6 +109,7 @@ export function suiteEnv(opts: {
     LOCAL_STORAGE_ROOT: l.buckets,
     LOCAL_SIGNING_SECRET: opts.signingSecret,
     FILES_PUBLIC_URL: opts.services.files,
+    REPORTS_PUBLIC_URL: opts.services.reports,
     // Browser pages of the suite (sign-off, docs) send cookie-authenticated requests from these.
     PUBLIC_ORIGINS: Object.values(opts.services).join(','),
     LOG_LEVEL: opts.quiet ? 'warn' : 'info',
