@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -7,6 +7,7 @@ import { join } from 'node:path'
  * The local suite's data folder:
  *   suite.json     what a client needs (addresses, project, token), there only while the suite is up
  *   state.json     values generated once and kept across restarts (secrets, the seeded token)
+ *   signing-key.pem the local service account's RSA key, with which storage addresses are signed
  *   suite.pid      the running suite's pid, while one runs
  *   firestore/     the Firestore emulator's export, imported on the next start
  *   pubsub/        the Pub/Sub emulator's data
@@ -18,6 +19,7 @@ export function layout(dataDir: string) {
   return {
     suiteFile: join(dataDir, 'suite.json'),
     stateFile: join(dataDir, 'state.json'),
+    signingKey: join(dataDir, 'signing-key.pem'),
     pidFile: join(dataDir, 'suite.pid'),
     firestoreExport: join(dataDir, 'firestore'),
     pubsub: join(dataDir, 'pubsub'),
@@ -34,6 +36,8 @@ export interface SuiteFile {
   services: Record<string, string>
   /** Local address of each orchestrator function (runRequested, jobStateChanged, reconcile), when hosted. */
   functions: Record<string, string>
+  /** The local storage server, where the file service's signed addresses point. */
+  storage_url: string
   oidc_issuer: string
   oidc_client_id: string
   project_id: string
@@ -50,8 +54,6 @@ export interface SuiteFile {
 }
 
 export interface SuiteState {
-  /** Signs the local storage adapter's URLs; kept so that URLs handed out survive a restart. */
-  signing_secret: string
   oidc_client_secret: string
   admin_password: string
   token?: string
@@ -59,7 +61,7 @@ export interface SuiteState {
 
 /** Removes what a previous start left, but only the entries the suite itself writes: --data-dir may point anywhere. */
 export async function cleanDataDir(l: Layout) {
-  for (const path of [l.suiteFile, l.stateFile, l.firestoreExport, l.pubsub, l.work, l.buckets, l.logs]) {
+  for (const path of [l.suiteFile, l.stateFile, l.signingKey, l.firestoreExport, l.pubsub, l.work, l.buckets, l.logs]) {
     await rm(path, { recursive: true, force: true })
   }
 }
@@ -67,16 +69,31 @@ export async function cleanDataDir(l: Layout) {
 export async function loadState(l: Layout): Promise<{ state: SuiteState; created: boolean }> {
   if (existsSync(l.stateFile)) {
     const stored = JSON.parse(await readFile(l.stateFile, 'utf8')) as Partial<SuiteState>
-    if (stored.signing_secret && stored.oidc_client_secret && stored.admin_password) return { state: stored as SuiteState, created: false }
+    if (stored.oidc_client_secret && stored.admin_password) return { state: stored as SuiteState, created: false }
   }
   const state: SuiteState = {
-    signing_secret: randomBytes(32).toString('base64url'),
     oidc_client_secret: randomBytes(24).toString('base64url'),
     // Readable enough to type into a login form, random enough for a machine others may reach.
     admin_password: `local-${randomBytes(9).toString('base64url')}`,
   }
   await saveState(l, state)
   return { state, created: true }
+}
+
+/** The e-mail of the local suite's one service account, as which every local storage address is signed. */
+export const LOCAL_SIGNING_ACCOUNT = 'storage-signer@platform-local.iam.gserviceaccount.com'
+
+/**
+ * The local service account's RSA key, made on the first start and kept (mode 0600), so that
+ * addresses handed out before a restart stay valid: the suite's stand-in for a key that, in the
+ * cloud, only Google holds (IAM Credentials signBlob).
+ */
+export async function ensureSigningKey(l: Layout): Promise<{ file: string; publicKey: KeyObject }> {
+  if (!existsSync(l.signingKey)) {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    await writeFile(l.signingKey, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 })
+  }
+  return { file: l.signingKey, publicKey: createPublicKey(createPrivateKey(await readFile(l.signingKey, 'utf8'))) }
 }
 
 export async function saveState(l: Layout, state: SuiteState) {

@@ -14,7 +14,8 @@ const USAGE = `usage: npm start -- [--clean] [--data-dir <dir>] [--base-port <n>
   --clean            start with empty data (removes the previous run's records, files and token)
   --data-dir <dir>   where the suite keeps its data and writes suite.json (default: .local/ in the repository)
   --base-port <n>    first port of the suite (default ${DEFAULT_BASE_PORT}): OIDC provider on n, services on n+1..n+19,
-                     orchestrator functions on n+20.., Firestore emulator on n+80, Pub/Sub emulator on n+85
+                     orchestrator functions on n+20.., storage server on n+40, Firestore emulator on n+80,
+                     Pub/Sub emulator on n+85
   --quiet            no progress lines and only warnings from the services; the summary is still printed`
 
 const repoRoot = resolve(import.meta.dirname, '..')
@@ -66,6 +67,7 @@ function summary(suite: SuiteFile, passwordCreated: boolean): string {
     '',
     ...Object.entries(suite.services).map(([name, url]) => `  ${pad(name)}${url}   (docs ${url}/docs)`),
     ...Object.entries(suite.functions).map(([name, url]) => `  ${pad(`fn ${name}`)}${url}`),
+    `  ${pad('storage server')}${suite.storage_url}   (Cloud Storage's XML API for the local buckets: signed addresses only)`,
     `  ${pad('OIDC issuer')}${suite.oidc_issuer}`,
     `  ${pad('Firestore emulator')}${suite.firestore_emulator_host}`,
     `  ${pad('Pub/Sub emulator')}${suite.pubsub_emulator_host}`,

@@ -8,6 +8,7 @@ import { PubSub } from '@google-cloud/pubsub'
 import { SERVICES } from '../functions/services.js'
 import { createBatchBackend, LocalBatchExecutor } from '../lib/batch/index.js'
 import { loadConfig, type Config } from '../lib/config.js'
+import { LocalObjectStorage } from '../lib/storage.js'
 import { API_PREFIX } from '../lib/http.js'
 import { createKernel, type KernelDeps } from '../lib/kernel.js'
 import { orchestratorDeps } from '../orchestrator/deps.js'
@@ -15,9 +16,11 @@ import { registerOrchestrator } from '../orchestrator/functions.js'
 import {
   acquireLock,
   cleanDataDir,
+  ensureSigningKey,
   exportFirestore,
   firestoreImportPath,
   layout,
+  LOCAL_SIGNING_ACCOUNT,
   loadState,
   removeSuiteFile,
   saveState,
@@ -29,6 +32,7 @@ import { platformOidcEnv, startOidcProvider } from './oidc/provider.js'
 import { emulatorCommand, startFirestoreEmulator, startPubsubEmulator, type RunningProcess } from './processes.js'
 import { allPorts, suitePorts } from './ports.js'
 import { runSeeders, SEED, seedBase } from './seed.js'
+import { createStorageServer } from './storage-server.js'
 
 export const LOCAL_GCP_PROJECT = 'platform-local'
 /** The platform's OAuth client at the local identity provider, and the `aud` of the access tokens it issues. */
@@ -90,7 +94,9 @@ export function suiteEnv(opts: {
   dataDir: string
   firestoreHost: string
   pubsubHost: string
-  signingSecret: string
+  /** The local service account's key (PEM file), and where the storage server listens. */
+  signingKeyFile: string
+  storageUrl: string
   services: Record<string, string>
   /** platformOidcEnv of the suite's provider. */
   oidcEnv: Record<string, string>
@@ -107,7 +113,9 @@ export function suiteEnv(opts: {
     LOCAL_WORK_ROOT: l.work,
     STORAGE_BACKEND: 'local',
     LOCAL_STORAGE_ROOT: l.buckets,
-    LOCAL_SIGNING_SECRET: opts.signingSecret,
+    LOCAL_SIGNING_KEY_FILE: opts.signingKeyFile,
+    LOCAL_SIGNING_ACCOUNT: LOCAL_SIGNING_ACCOUNT,
+    STORAGE_PUBLIC_URL: opts.storageUrl,
     FILES_PUBLIC_URL: opts.services.files,
     REPORTS_PUBLIC_URL: opts.services.reports,
     // Browser pages of the suite (sign-off, docs) send cookie-authenticated requests from these.
@@ -193,6 +201,8 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       await exportNow()
     })
 
+    const signingKey = await ensureSigningKey(l)
+    const storageUrl = `http://127.0.0.1:${ports.storage}`
     const serviceUrls = Object.fromEntries(Object.entries(ports.services).map(([name, port]) => [name, `http://127.0.0.1:${port}`]))
     const adminUrl = serviceUrls.admin
     if (!adminUrl) throw new Error('the service registry has no admin service; the local suite needs it for login and seeding')
@@ -217,7 +227,8 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
         dataDir,
         firestoreHost: firestore.host,
         pubsubHost: pubsub.host,
-        signingSecret: state.signing_secret,
+        signingKeyFile: signingKey.file,
+        storageUrl,
         services: serviceUrls,
         oidcEnv: platformOidcEnv(provider, oidcClient, LOCAL_OIDC_AUDIENCE),
         quiet: opts.quiet,
@@ -256,6 +267,15 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       if (executor instanceof LocalBatchExecutor) await executor.shutdown()
     })
 
+    // Cloud Storage's part: the signed addresses the file service hands out point here.
+    const storageServer = createStorageServer({
+      storage: new LocalObjectStorage(l.buckets),
+      keys: { [LOCAL_SIGNING_ACCOUNT]: signingKey.publicKey },
+      log: seedKernel.log,
+    })
+    await listen(storageServer, ports.storage, 'the storage server')
+    cleanups.push(() => closeServer(storageServer))
+
     for (const service of SERVICES) {
       const port = ports.services[service.name]!
       const server = createAdaptorServer({ fetch: service.create(kernelFor(service.name)).fetch, hostname: '127.0.0.1' }) as Server
@@ -273,6 +293,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     const suite: SuiteFile = {
       services: serviceUrls,
       functions: functions.urls,
+      storage_url: storageUrl,
       oidc_issuer: provider.issuer,
       oidc_client_id: oidcClient.client_id,
       project_id: base.project.id,

@@ -1,7 +1,9 @@
 import type { Service } from '../lib/service.js'
 import { admin } from './admin/service.js'
+import { auditService } from './audit/service.js'
 import { clinical } from './clinical/service.js'
 import { compute } from './compute/service.js'
+import { filesService } from './files/service.js'
 import { reportsService } from './reports/service.js'
 
 /**
@@ -9,6 +11,6 @@ import { reportsService } from './reports/service.js'
  * Functions entry, the local suite, seeding, the deploy script, the OpenAPI and docs tests and the
  * CLI's service addresses all enumerate this one list.
  */
-export const SERVICES: readonly Service[] = [admin, compute, clinical, reportsService]
+export const SERVICES: readonly Service[] = [admin, compute, clinical, filesService, reportsService, auditService]
 
 export const serviceNamed = (name: string) => SERVICES.find((s) => s.name === name)

@@ -28,7 +28,8 @@ export interface AuditInput {
   org_id?: string
   project_id?: string
   entity: { type: string; id: string; parent?: string }
-  change?: { from?: string; to?: string; reason?: string; fields?: string[] }
+  /** Never a secret or a token value. `query`: the filters of a read of the audit log. */
+  change?: { from?: string; to?: string; reason?: string; fields?: string[]; query?: Record<string, string> }
 }
 
 export interface AuditContext {
@@ -51,12 +52,32 @@ export interface AuditEvent extends Required<Pick<AuditInput, 'action' | 'entity
   seq: number
   prev_hash: string
   hash: string
+  /** Derived for querying (see DERIVED_FIELDS); absent on events written before they existed. */
+  action_group?: string
+  scope?: AuditScopeKind
 }
+
+export type AuditScopeKind = 'project' | 'organization' | 'platform'
+
+/**
+ * Fields computed from the event's own content so that the audit service's queries are index
+ * lookups: `action_group` (the action without its last segment, `run` of `run.submitted`: the
+ * `run.*` filter is an equality) and `scope` (`platform` events have neither organization nor
+ * project, which Firestore cannot filter on). They stay outside the hashed body, so the hashes of
+ * events written before them still verify, and adding another later changes no hash.
+ */
+export const DERIVED_FIELDS = ['action_group', 'scope'] as const
+
+export const actionGroupOf = (action: string) => (action.includes('.') ? action.slice(0, action.lastIndexOf('.')) : action)
+export const scopeKindOf = (e: Pick<AuditInput, 'project_id' | 'org_id'>): AuditScopeKind =>
+  e.project_id ? 'project' : e.org_id ? 'organization' : 'platform'
 
 export const SYSTEM_ACTOR: AuditContext = { actor: { type: 'system', id: 'platform' } }
 
 export function eventHash(event: Omit<AuditEvent, 'hash'>): string {
-  return sha256(canonicalJson(event))
+  const body: Record<string, unknown> = { ...event }
+  for (const field of DERIVED_FIELDS) delete body[field]
+  return sha256(canonicalJson(body))
 }
 
 /**
@@ -115,7 +136,7 @@ export class AuditWriter {
           seq,
           prev_hash: prev,
         }
-        const event: AuditEvent = { ...body, hash: eventHash(body) }
+        const event: AuditEvent = { ...body, hash: eventHash(body), action_group: actionGroupOf(input.action), scope: scopeKindOf(input) }
         prev = event.hash
         tx.create(this.db.col('audit_events').doc(event.id), event)
         tx.set(headRef, { seq, hash: event.hash, updated: event.occurred_at })
@@ -150,6 +171,11 @@ export class AuditWriter {
   }
 }
 
+/** The derived fields, where present, agree with the hashed content (they are absent on older events). */
+export function derivedFieldsMatch(e: AuditEvent): boolean {
+  return (e.action_group === undefined || e.action_group === actionGroupOf(e.action)) && (e.scope === undefined || e.scope === scopeKindOf(e))
+}
+
 /**
  * Checks the events of one chain (any order): `seq` runs 1, 2, 3… without a gap, each
  * `prev_hash` is the hash of the event before, and each hash matches the event's content.
@@ -164,6 +190,7 @@ export function verifyAuditChain(events: AuditEvent[]): string[] {
     if (event.seq !== i + 1) problems.push(`seq ${i + 1} is missing (found ${event.seq})`)
     if (event.prev_hash !== prev) problems.push(`event ${event.id} (seq ${event.seq}) does not follow the event before it`)
     if (eventHash(body) !== hash) problems.push(`event ${event.id} (seq ${event.seq}) was altered`)
+    else if (!derivedFieldsMatch(event)) problems.push(`event ${event.id} (seq ${event.seq}) has query fields that do not match its content`)
     prev = hash
   })
   return problems

@@ -42,8 +42,11 @@ const EnvSchema = z.object({
   STORAGE_BACKEND: z.enum(['gcs', 'local']).default('gcs'),
   LOCAL_STORAGE_ROOT: z.string().optional(),
   LOCAL_WORK_ROOT: z.string().optional(),
-  /** Key used by the local storage adapter to sign its URLs. */
-  LOCAL_SIGNING_SECRET: z.string().min(16).optional(),
+  /** The local suite's service-account key (PEM) and account e-mail, with which local storage addresses are signed. */
+  LOCAL_SIGNING_KEY_FILE: z.string().min(1).optional(),
+  LOCAL_SIGNING_ACCOUNT: z.email().optional(),
+  /** Where signed storage addresses point: Cloud Storage by default, the local suite's storage server locally. */
+  STORAGE_PUBLIC_URL: z.url().optional(),
   FILES_PUBLIC_URL: z.url().optional(),
   /** Public base address of the report service: its browser pages (sign-off, printable reports) and the addresses the API gives for them. */
   REPORTS_PUBLIC_URL: z.url().optional(),
@@ -88,7 +91,15 @@ export interface Config {
   sessionTtlSeconds: number
   serviceTokenTtlSeconds: number
   batch: { backend: 'cloud' | 'local'; region: string; localWorkRoot?: string }
-  storage: { backend: 'gcs' | 'local'; localRoot?: string; signingSecret?: string; filesPublicUrl?: string; sharedBuckets: string[] }
+  storage: {
+    backend: 'gcs' | 'local'
+    localRoot?: string
+    signingKeyFile?: string
+    signingAccount?: string
+    publicUrl?: string
+    filesPublicUrl?: string
+    sharedBuckets: string[]
+  }
   trustedProxyHops: number
   /** Origins allowed to send cookie-authenticated state-changing requests. */
   publicOrigins: string[]
@@ -166,7 +177,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     storage: {
       backend: e.STORAGE_BACKEND,
       localRoot: e.LOCAL_STORAGE_ROOT,
-      signingSecret: e.LOCAL_SIGNING_SECRET,
+      signingKeyFile: e.LOCAL_SIGNING_KEY_FILE,
+      signingAccount: e.LOCAL_SIGNING_ACCOUNT,
+      publicUrl: e.STORAGE_PUBLIC_URL?.replace(/\/+$/, ''),
       filesPublicUrl: e.FILES_PUBLIC_URL,
       sharedBuckets: e.SHARED_REFERENCE_BUCKETS.split(',')
         .map((b) => b.trim())

@@ -5,7 +5,9 @@ export const SERVICES = [
   {"name":"admin","title":"Admin service","port":8101,"projectScoped":false},
   {"name":"compute","title":"Compute service","port":8102,"projectScoped":true},
   {"name":"clinical","title":"Clinical-data service","port":8103,"projectScoped":true},
+  {"name":"files","title":"File service","port":8104,"projectScoped":true},
   {"name":"reports","title":"Report service","port":8105,"projectScoped":true},
+  {"name":"audit","title":"Audit service","port":8107,"projectScoped":false},
 ] as const
 
 export type ServiceName = (typeof SERVICES)[number]['name']

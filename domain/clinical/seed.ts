@@ -1,35 +1,30 @@
-import { gzipSync } from 'node:zlib'
 import { SYSTEM_ACTOR } from '../../lib/audit.js'
-import type { ObjectStorage } from '../../lib/storage.js'
+import { demoFastqPaths } from '../files/demo-fastq.js'
 import type { SampleRole, Sex, AffectedStatus } from './model.js'
 import type { ClinicalStores } from './stores.js'
 import type { ClinicalProject } from './subjects.js'
 
 /**
  * The local suite's demo family: a proband and both parents (family FAM-DEMO), a blood sample each
- * with a FASTQ pair in the project bucket, and a draft trio order, so that a newcomer can sign it
+ * (S-DEMO-PROBAND, S-DEMO-MOTHER, S-DEMO-FATHER) with its FASTQ pair in the project bucket, and a draft trio order, so that a newcomer can sign it
  * and download its samplesheet. Idempotent: each record is looked up by its external id first.
  */
 export const DEMO_FAMILY = 'FAM-DEMO'
 const MEMBERS: Array<{ subject: string; sample: string; name: string; sex: Sex; affected: AffectedStatus; role: SampleRole; hpo: string[] }> = [
   {
     subject: 'P-DEMO-1',
-    sample: 'S-DEMO-1',
+    sample: 'S-DEMO-PROBAND',
     name: 'Demo Proband',
     sex: 'male',
     affected: 'affected',
     role: 'proband',
     hpo: ['HP:0001263', 'HP:0001250'],
   },
-  { subject: 'P-DEMO-2', sample: 'S-DEMO-2', name: 'Demo Mother', sex: 'female', affected: 'unaffected', role: 'mother', hpo: [] },
-  { subject: 'P-DEMO-3', sample: 'S-DEMO-3', name: 'Demo Father', sex: 'male', affected: 'unaffected', role: 'father', hpo: [] },
+  { subject: 'P-DEMO-2', sample: 'S-DEMO-MOTHER', name: 'Demo Mother', sex: 'female', affected: 'unaffected', role: 'mother', hpo: [] },
+  { subject: 'P-DEMO-3', sample: 'S-DEMO-FATHER', name: 'Demo Father', sex: 'male', affected: 'unaffected', role: 'father', hpo: [] },
 ]
 
-/** A few reads of FASTQ, gzipped: enough for a URI that resolves to a real file. */
-const fastq = (name: string, read: 1 | 2) =>
-  gzipSync(`@${name}:1:FCDEMO:1:1101:1000:${read}\nACGTACGTACGTACGTACGTACGTACGTACGT\n+\nFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF\n`)
-
-export async function seedDemoFamily(stores: ClinicalStores, project: ClinicalProject, by: string, storage?: ObjectStorage): Promise<void> {
+export async function seedDemoFamily(stores: ClinicalStores, project: ClinicalProject, by: string): Promise<void> {
   const ctx = SYSTEM_ACTOR
   const subjectIds = new Map<string, string>()
   // Parents first, so the proband can name them.
@@ -57,13 +52,8 @@ export async function seedDemoFamily(stores: ClinicalStores, project: ClinicalPr
   }
   const samples: Array<{ sample_id: string; role: SampleRole; orders: number }> = []
   for (const m of MEMBERS) {
-    const uris = ([1, 2] as const).map((r) => ({ read: r, path: `fastq/${m.sample}_R${r}.fastq.gz` }))
-    if (storage) {
-      for (const u of uris) {
-        if (!(await storage.read(project.bucket_name, u.path)))
-          await storage.write(project.bucket_name, u.path, fastq(m.sample, u.read), 'application/gzip')
-      }
-    }
+    // The files themselves are the file service's seed (domain/files/demo-fastq.ts), by the same names.
+    const paths = demoFastqPaths(m.sample)
     const found = (await stores.samples.list(project.id, { external_id: m.sample }, {})).items[0]
     const sample =
       found ??
@@ -74,7 +64,7 @@ export async function seedDemoFamily(stores: ClinicalStores, project: ClinicalPr
           external_id: m.sample,
           subject_id: subjectIds.get(m.subject)!,
           type: 'blood',
-          fastq: uris.map((u) => `gs://${project.bucket_name}/${u.path}`),
+          fastq: paths.map((path) => `gs://${project.bucket_name}/${path}`),
         },
         by,
       ))

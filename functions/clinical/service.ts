@@ -1,5 +1,4 @@
 import { defineService, serviceApp } from '../../lib/service.js'
-import { createObjectStorage } from '../../lib/storage.js'
 import { seedDemoFamily } from '../../domain/clinical/seed.js'
 import { clinicalStores } from '../../domain/clinical/stores.js'
 import { clinicalDeps, type ClinicalDeps } from './deps.js'
@@ -31,10 +30,10 @@ export const clinical = defineService<ClinicalDeps>({
   ],
   deps: (kernel) => clinicalDeps(kernel),
   routes: [subjects, samples, orders, labflows],
-  seed: async ({ kernel, config, project, user }) => {
+  seed: async ({ kernel, project, user }) => {
     const stores = clinicalStores(kernel)
     await stores.labflows.seedPlatform()
-    await seedDemoFamily(stores, project, user.id, createObjectStorage(config))
+    await seedDemoFamily(stores, project, user.id)
   },
 })
 

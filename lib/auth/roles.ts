@@ -41,7 +41,7 @@ export type Permission =
   | 'audit.read'
   | 'variant.ingest'
 
-export type OrgPermission = 'org.read' | 'org.manage' | 'project.create' | 'service_user.manage' | 'org.delete'
+export type OrgPermission = 'org.read' | 'org.manage' | 'project.create' | 'service_user.manage' | 'org.audit.read' | 'org.delete'
 
 /** The lowest ladder role that holds each permission, or the side roles that hold it. */
 const PROJECT_GRANTS: Record<Permission, { ladder?: (typeof PROJECT_LADDER)[number]; side?: ProjectRole[] }> = {
@@ -84,6 +84,8 @@ const ORG_GRANTS: Record<OrgPermission, OrgRole> = {
   'org.manage': 'org_admin',
   'project.create': 'org_admin',
   'service_user.manage': 'org_admin',
+  /** The audit log of the organization and every one of its projects. */
+  'org.audit.read': 'org_admin',
   'org.delete': 'org_owner',
 }
 

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freeBasePort, processTable, runStart, spawnLocalSuite, type ProcessInfo, type SpawnedSuite } from '../support/suite.js'
 
@@ -101,6 +102,44 @@ describe.sequential('the local suite (npm start)', () => {
     expect(first!.output()).not.toContain(`Bearer ${suite.token}`)
   })
 
+  it(
+    "serves the demo family's FASTQ files: listed by the file service, fetched from the storage server with no Authorization",
+    { timeout: 60_000 },
+    async () => {
+      const { suite } = first!
+      expect(suite.services.files).toBe(`http://127.0.0.1:${basePort + 4}`)
+      expect(suite.services.audit).toBe(`http://127.0.0.1:${basePort + 7}`)
+      expect(suite.storage_url).toBe(`http://127.0.0.1:${basePort + 40}`)
+      expect(first!.output()).toContain(suite.storage_url)
+      const headers = { authorization: `Bearer ${suite.token}`, 'x-project-id': suite.project_id }
+      const listed = await fetch(`${suite.services.files}/api/v1/files?path=fastq/`, { headers })
+      expect(listed.status).toBe(200)
+      const names = ((await listed.json()) as Array<{ name: string; size: number }>).map((f) => f.name)
+      expect(names).toEqual([
+        'S-DEMO-FATHER_R1.fastq.gz',
+        'S-DEMO-FATHER_R2.fastq.gz',
+        'S-DEMO-MOTHER_R1.fastq.gz',
+        'S-DEMO-MOTHER_R2.fastq.gz',
+        'S-DEMO-PROBAND_R1.fastq.gz',
+        'S-DEMO-PROBAND_R2.fastq.gz',
+      ])
+      const signed = await fetch(`${suite.services.files}/api/v1/files/download-url?path=fastq/S-DEMO-PROBAND_R1.fastq.gz`, { headers })
+      const { url } = (await signed.json()) as { url: string }
+      expect(url.startsWith(`${suite.storage_url}/demo-lab-demo/fastq/S-DEMO-PROBAND_R1.fastq.gz?X-Goog-Algorithm=GOOG4-RSA-SHA256`)).toBe(true)
+      const got = await fetch(url)
+      expect(got.status).toBe(200)
+      expect(got.headers.get('content-type')).toBe('application/gzip')
+      const fastq = gunzipSync(Buffer.from(await got.arrayBuffer()))
+        .toString('utf8')
+        .split('\n')
+      expect(fastq[0]).toMatch(/^@S-DEMO-PROBAND:1:/)
+      expect(fastq[1]).toMatch(/^[ACGT]{150}$/)
+      expect(fastq.length).toBe(4001)
+      const events = await fetch(`${suite.services.audit}/api/v1/events?action=file.download_url_issued`, { headers })
+      expect(((await events.json()) as unknown[]).length).toBeGreaterThan(0)
+    },
+  )
+
   it('lets the seeded user log in with the printed e-mail and password through its OIDC provider', { timeout: 60_000 }, async () => {
     const { suite } = first!
     const discovery = await fetch(`${suite.oidc_issuer}/.well-known/openid-configuration`)
@@ -170,9 +209,9 @@ describe.sequential('the local suite (npm start)', () => {
       expect(sheet.headers.get('content-type')).toMatch(/^text\/csv/)
       expect((await sheet.text()).trim().split('\n')).toEqual([
         'sample,lane,fastq_1,fastq_2,sex,phenotype,paternal_id,maternal_id,case_id',
-        `S-DEMO-1,1,gs://demo-lab-demo/fastq/S-DEMO-1_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-1_R2.fastq.gz,1,2,S-DEMO-3,S-DEMO-2,${accession}`,
-        `S-DEMO-2,1,gs://demo-lab-demo/fastq/S-DEMO-2_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-2_R2.fastq.gz,2,1,0,0,${accession}`,
-        `S-DEMO-3,1,gs://demo-lab-demo/fastq/S-DEMO-3_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-3_R2.fastq.gz,1,1,0,0,${accession}`,
+        `S-DEMO-PROBAND,1,gs://demo-lab-demo/fastq/S-DEMO-1_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-1_R2.fastq.gz,1,2,S-DEMO-FATHER,S-DEMO-MOTHER,${accession}`,
+        `S-DEMO-MOTHER,1,gs://demo-lab-demo/fastq/S-DEMO-2_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-2_R2.fastq.gz,2,1,0,0,${accession}`,
+        `S-DEMO-FATHER,1,gs://demo-lab-demo/fastq/S-DEMO-3_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-3_R2.fastq.gz,1,1,0,0,${accession}`,
       ])
       // The FASTQ files are there, in the project's local bucket.
       expect(existsSync(join(dataDir, 'buckets', 'demo-lab-demo', 'fastq', 'S-DEMO-1_R1.fastq.gz'))).toBe(true)

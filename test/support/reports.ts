@@ -164,7 +164,7 @@ export async function makeReportsWorld(env: Record<string, string | undefined> =
  * happens once a report is signed.
  */
 export async function signThroughStore(
-  w: Awaited<ReturnType<typeof makeReportsWorld>>,
+  w: { deps: ReportsDeps; project: { id: string; org_id: string } },
   reportId: string,
   signer: { user: { id: string; email?: string; name: string } },
 ) {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { auditQueryPlan, type AuditFilters, type AuditReadScope } from '../../domain/audit/log.js'
 import { ALL_COLLECTIONS } from '../support/collections.js'
 
 /**
@@ -220,6 +221,37 @@ const QUERIES: QueryShape[] = [
 ]
 
 /**
+ * Every query the audit service can make: each scope with every combination of filters, as
+ * domain/audit/log.ts plans it (so a new filter there shows here).
+ */
+function auditQueries(): QueryShape[] {
+  const scopes: AuditReadScope[] = [{ kind: 'project', project_id: 'p' }, { kind: 'organization', org_id: 'o' }, { kind: 'platform' }]
+  const options: Array<Array<Partial<AuditFilters>>> = [
+    [{}, { entity: 'run' }, { entity: 'run:r1' }],
+    [{}, { action: 'run.submitted' }, { action: 'run.*' }],
+    [{}, { actor: 'u1' }, { actor: 'a@example.org' }],
+    [{}, { outcome: 'denied' }],
+    [{}, { from: new Date(0) }, { to: new Date(1) }, { from: new Date(0), to: new Date(1) }],
+  ]
+  const combos = options.reduce<Array<Partial<AuditFilters>>>((acc, opts) => acc.flatMap((a) => opts.map((o) => ({ ...a, ...o }))), [{}])
+  const shapes = new Map<string, QueryShape>()
+  for (const scope of scopes) {
+    for (const filters of combos) {
+      const plan = auditQueryPlan(scope, filters)
+      const equal = plan.equal.map(([f]) => f)
+      const shape = {
+        source: `domain/audit/log.ts ${scope.kind} ${equal.slice(1).join('+') || 'unfiltered'}`,
+        collection: 'audit_events',
+        equal,
+        orderBy: plan.orderBy,
+      }
+      shapes.set(shape.source, shape)
+    }
+  }
+  return [...shapes.values()]
+}
+
+/**
  * Firestore's rule for a composite index serving a query: the equality (and array-contains)
  * fields first, in any order, then the sort fields in the query's order and directions. A sort on
  * a field already fixed by an equality filter does not count.
@@ -238,6 +270,28 @@ function serves(index: Index, q: QueryShape): boolean {
     return f?.fieldPath === field && f.order === (dir === 'asc' ? 'ASCENDING' : 'DESCENDING')
   })
   return prefixOk && sortsOk
+}
+
+/**
+ * Index merging: Firestore serves a query of equality filters and a sort without an index of its
+ * own when indexes exist that each hold some of its equality fields followed by exactly its sort,
+ * together covering every equality field (Firestore docs: "taking advantage of index merging").
+ */
+function servedByMerge(indexes: Index[], q: QueryShape): boolean {
+  if (q.contains) return false
+  const usable = indexes.filter((index) => {
+    if (index.collectionGroup !== q.collection || index.queryScope !== 'COLLECTION') return false
+    const sorts = q.orderBy.filter(([field]) => !q.equal.includes(field))
+    const prefix = index.fields.slice(0, index.fields.length - sorts.length)
+    const tail = index.fields.slice(index.fields.length - sorts.length)
+    return (
+      prefix.length > 0 &&
+      prefix.every((f) => f.order !== undefined && q.equal.includes(f.fieldPath)) &&
+      sorts.every(([field, dir], i) => tail[i]?.fieldPath === field && tail[i]?.order === (dir === 'asc' ? 'ASCENDING' : 'DESCENDING'))
+    )
+  })
+  const covered = new Set(usable.flatMap((i) => i.fields.map((f) => f.fieldPath)))
+  return q.equal.every((f) => covered.has(f))
 }
 
 const describeIndex = (i: Index) => `${i.collectionGroup}(${i.fields.map((f) => `${f.fieldPath} ${f.order ?? f.arrayConfig}`).join(', ')})`
@@ -274,6 +328,20 @@ describe('firestore.indexes.json', () => {
 
   it.each(QUERIES)('has an index for $source', (q) => {
     expect(file.indexes.filter((i) => serves(i, q)).map(describeIndex)).not.toEqual([])
+  })
+
+  it.each(auditQueries())('serves $source from indexes (its own, or merged)', (q) => {
+    expect(file.indexes.some((i) => serves(i, q)) || servedByMerge(file.indexes, q)).toBe(true)
+  })
+
+  it('serves every audit query with a single filter from an index of its own', () => {
+    const single = auditQueries().filter((q) => q.equal.length <= 2)
+    expect(single.filter((q) => !file.indexes.some((i) => serves(i, q))).map((q) => q.source)).toEqual([])
+  })
+
+  it('finds no merge for an equality field that no index holds', () => {
+    const q: QueryShape = { source: 'none', collection: 'audit_events', equal: ['project_id', 'service'], orderBy: [['occurred_at', 'desc']] }
+    expect(servedByMerge(file.indexes, q)).toBe(false)
   })
 
   it('finds no index for a query whose sort direction differs from every declared index', () => {

@@ -302,7 +302,13 @@ auth.openapi(
   async (c) => {
     c.header('Cache-Control', 'no-store')
     try {
-      const { tokens } = await c.var.deps.login.refresh(c.req.valid('json').refresh_token)
+      const { deps } = c.var
+      const { user, tokens } = await deps.login.refresh(c.req.valid('json').refresh_token)
+      // A new access token is a new credential in use: recorded like the login that started it.
+      await deps.audit.record(userActor(user, auditContext(c).request, 'refresh_token'), {
+        action: 'login.refreshed',
+        entity: { type: 'user', id: user.id },
+      })
       return c.json(tokens, 200)
     } catch (error) {
       if (error instanceof LoginRejected) {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -44,5 +44,43 @@ describe('local object storage', async () => {
     expect((await storage.list('no-such-bucket', 'runs/')).items).toEqual([])
     expect((await storage.read('bkt-one', 'runs/r1/b.txt'))?.toString()).toBe('content of runs/r1/b.txt')
     expect(await storage.read('bkt-one', 'runs/none.txt')).toBeUndefined()
+  })
+
+  it('lists one level: objects and the folders that hold objects, in name order, a page at a time', async () => {
+    for (const name of ['lvl/b.txt', 'lvl/a/x.txt', 'lvl/c/d/e.txt', 'lvl/z.json']) await storage.write('bkt-two', name, name)
+    await mkdir(join(root, 'bkt-two', 'lvl', 'empty'), { recursive: true })
+    const level = await storage.listLevel('bkt-two', 'lvl/')
+    expect(level.items.map((e) => `${e.kind} ${e.path}`)).toEqual(['folder lvl/a/', 'object lvl/b.txt', 'folder lvl/c/', 'object lvl/z.json'])
+    const first = await storage.listLevel('bkt-two', 'lvl/', { pageSize: 3 })
+    expect(first.items).toHaveLength(3)
+    const rest = await storage.listLevel('bkt-two', 'lvl/', { pageSize: 3, pageToken: first.nextPageToken })
+    expect(rest.items.map((e) => e.path)).toEqual(['lvl/z.json'])
+    expect(rest.nextPageToken).toBeUndefined()
+    expect((await storage.listLevel('bkt-two', '')).items.map((e) => e.path)).toEqual(['lvl/'])
+  })
+
+  it('keeps a declared content type while the object is unchanged, and forgets it when the file is replaced by other means', async () => {
+    await storage.write('bkt-two', 'typed/reads.fq', '@r\nA\n+\nI\n', 'text/x-fastq')
+    expect((await storage.stat('bkt-two', 'typed/reads.fq'))?.content_type).toBe('text/x-fastq')
+    await writeFile(join(root, 'bkt-two', 'typed', 'reads.fq'), 'something else entirely')
+    expect((await storage.stat('bkt-two', 'typed/reads.fq'))?.content_type).toBe('application/octet-stream')
+    expect(await storage.stat('bkt-two', 'typed/x.csv.gz')).toBeUndefined()
+  })
+
+  it('copies without overwriting unless asked, refuses a folder as destination, and deletes leaving no empty folder', async () => {
+    const local = storage as LocalObjectStorage
+    await local.write('bkt-two', 'cp/a.txt', 'A', 'text/plain')
+    await local.write('bkt-two', 'cp/b.txt', 'B', 'text/plain')
+    await expect(local.copy('bkt-two', 'cp/a.txt', 'cp/b.txt', { overwrite: false })).rejects.toMatchObject({ reason: 'exists' })
+    expect((await local.read('bkt-two', 'cp/b.txt'))?.toString()).toBe('B')
+    await local.copy('bkt-two', 'cp/a.txt', 'cp/b.txt', { overwrite: true })
+    expect((await local.read('bkt-two', 'cp/b.txt'))?.toString()).toBe('A')
+    await expect(local.copy('bkt-two', 'cp/none.txt', 'cp/c.txt', { overwrite: false })).rejects.toMatchObject({ reason: 'not_found' })
+    await local.write('bkt-two', 'cp/dir/inner.txt', 'I')
+    await expect(local.copy('bkt-two', 'cp/a.txt', 'cp/dir', { overwrite: true })).rejects.toMatchObject({ reason: 'conflict' })
+    await expect(local.copy('bkt-two', 'cp/a.txt', 'cp/a.txt/under', { overwrite: false })).rejects.toMatchObject({ reason: 'conflict' })
+    expect(await local.delete('bkt-two', 'cp/dir/inner.txt')).toBe(true)
+    expect(await local.delete('bkt-two', 'cp/dir/inner.txt')).toBe(false)
+    expect((await local.listLevel('bkt-two', 'cp/')).items.map((e) => e.path)).toEqual(['cp/a.txt', 'cp/b.txt'])
   })
 })

@@ -1,0 +1,147 @@
+import { Timestamp, type DocumentSnapshot, type Query } from '@google-cloud/firestore'
+import { derivedFieldsMatch, eventHash, type AuditEvent, type Outcome } from '../../lib/audit.js'
+import type { Db } from '../../lib/db.js'
+import { badRequest } from '../../lib/errors.js'
+import { UUID_RE } from '../../lib/ids.js'
+import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
+
+/**
+ * Reading the audit log (DOMAIN.md, Audit events): one scope (a project, an organization with all
+ * its projects, or the platform's own events), filters, newest first, a page at a time, and the
+ * check of one event's link in its hash chain.
+ *
+ * Every filter is an equality on a field of the event (or on one derived from it when written:
+ * `action_group` for `run.*`, `scope` for the platform), ordered by `occurred_at`, with the time
+ * range on that same field: so each query is served by an index (firestore.indexes.json has one
+ * per scope and filter field, which Firestore merges for several filters) and its first page
+ * costs the same whatever the number of events.
+ */
+export type AuditReadScope = { kind: 'project'; project_id: string } | { kind: 'organization'; org_id: string } | { kind: 'platform' }
+
+export interface AuditFilters {
+  /** `type:id` (run:3f0e…) or a type alone (run). */
+  entity?: string
+  /** An exact action (run.submitted), or a group ending in `.*` (run.*). */
+  action?: string
+  /** A user id, or an e-mail (contains '@'). */
+  actor?: string
+  outcome?: Outcome
+  /** Inclusive. */
+  from?: Date
+  /** Exclusive. */
+  to?: Date
+}
+
+export interface QueryPlan {
+  equal: Array<[field: string, value: string]>
+  range: Array<[field: string, op: '>=' | '<', value: Date]>
+  orderBy: Array<[field: string, direction: 'desc']>
+}
+
+const ENTITY_TYPE = /^[a-z][a-z0-9_]{0,63}$/
+const ACTION = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/
+const ACTION_GROUP = /^([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*)\.\*$/
+
+/** The query a scope and filters make; a malformed filter is a 400 naming it. Pure: the index test reads it too. */
+export function auditQueryPlan(scope: AuditReadScope, f: AuditFilters): QueryPlan {
+  const equal: QueryPlan['equal'] = []
+  if (scope.kind === 'project') equal.push(['project_id', scope.project_id])
+  else if (scope.kind === 'organization') equal.push(['org_id', scope.org_id])
+  else equal.push(['scope', 'platform'])
+  if (f.entity !== undefined) {
+    const colon = f.entity.indexOf(':')
+    const type = colon < 0 ? f.entity : f.entity.slice(0, colon)
+    if (!ENTITY_TYPE.test(type)) throw badRequest(`entity: '${f.entity}' is not <type> or <type>:<id> (e.g. run or run:3f0e…)`)
+    equal.push(['entity.type', type])
+    if (colon >= 0) {
+      const id = f.entity.slice(colon + 1)
+      if (!id) throw badRequest("entity: the id after ':' is empty")
+      equal.push(['entity.id', id])
+    }
+  }
+  if (f.action !== undefined) {
+    const group = ACTION_GROUP.exec(f.action)
+    if (group) equal.push(['action_group', group[1]!])
+    else if (ACTION.test(f.action)) equal.push(['action', f.action])
+    else throw badRequest(`action: '${f.action}' is not an action (run.submitted) or a group of them (run.*)`)
+  }
+  if (f.actor !== undefined) {
+    if (!f.actor) throw badRequest('actor: empty')
+    equal.push(f.actor.includes('@') ? ['actor.email', f.actor.toLowerCase()] : ['actor.id', f.actor])
+  }
+  if (f.outcome !== undefined) equal.push(['outcome', f.outcome])
+  if (f.from && f.to && f.from >= f.to) throw badRequest('from: must be before to')
+  const range: QueryPlan['range'] = []
+  if (f.from) range.push(['occurred_at', '>=', f.from])
+  if (f.to) range.push(['occurred_at', '<', f.to])
+  return { equal, range, orderBy: [['occurred_at', 'desc']] }
+}
+
+export interface ChainCheck {
+  verified: boolean
+  problems: string[]
+}
+
+export class AuditLog {
+  constructor(private readonly db: Db) {}
+
+  private get events() {
+    return this.db.col('audit_events')
+  }
+
+  async list(scope: AuditReadScope, filters: AuditFilters, page: PageQuery): Promise<Page<AuditEvent>> {
+    const plan = auditQueryPlan(scope, filters)
+    let q: Query = this.events
+    for (const [field, value] of plan.equal) q = q.where(field, '==', value)
+    for (const [field, op, value] of plan.range) q = q.where(field, op, Timestamp.fromDate(value))
+    const keyed = Object.fromEntries([...plan.equal, ...plan.range.map(([f, op, v]) => [`${f}${op}`, v.toISOString()])])
+    return paginate(q, { orderBy: plan.orderBy, filters: keyed, query: page }, (d: DocumentSnapshot) => d.data() as AuditEvent)
+  }
+
+  async get(id: string): Promise<AuditEvent | undefined> {
+    if (!UUID_RE.test(id)) return undefined
+    const snap = await this.events.doc(id).get()
+    return snap.exists ? (snap.data() as AuditEvent) : undefined
+  }
+
+  private async atSeq(chain: string, seq: number): Promise<AuditEvent[]> {
+    const q = await this.events.where('chain', '==', chain).where('seq', '==', seq).get()
+    return q.docs.map((d) => d.data() as AuditEvent)
+  }
+
+  /**
+   * Whether an event's place in its hash chain holds: its hash matches its content; its
+   * prev_hash is the hash of the event before it (seq − 1, or '' for the first); the event after it
+   * names its hash (or, for the newest, the chain's head does); and no other event claims its seq.
+   */
+  async checkLink(event: AuditEvent): Promise<ChainCheck> {
+    const problems: string[] = []
+    const { hash, ...body } = event
+    if (eventHash(body) !== hash) problems.push('its content does not match its hash: it was altered')
+    if (!derivedFieldsMatch(event)) problems.push('its query fields do not match its content')
+    const [before, same, after, head] = await Promise.all([
+      event.seq > 1 ? this.atSeq(event.chain, event.seq - 1) : Promise.resolve([]),
+      this.atSeq(event.chain, event.seq),
+      this.atSeq(event.chain, event.seq + 1),
+      this.db.col('audit_heads').doc(event.chain).get(),
+    ])
+    if (event.seq === 1) {
+      if (event.prev_hash !== '') problems.push('it is the first of its chain but names a previous hash')
+    } else if (before.length !== 1) {
+      problems.push(
+        before.length ? `${before.length} events claim seq ${event.seq - 1} before it` : `the event before it (seq ${event.seq - 1}) is missing`,
+      )
+    } else if (before[0]!.hash !== event.prev_hash) {
+      problems.push('its prev_hash is not the hash of the event before it')
+    }
+    if (same.length !== 1) problems.push(`${same.length} events claim its seq ${event.seq}`)
+    if (after.length > 1) problems.push(`${after.length} events claim seq ${event.seq + 1} after it`)
+    else if (after.length === 1 && after[0]!.prev_hash !== hash) problems.push('the event after it does not name its hash')
+    else if (after.length === 0) {
+      const headSeq = head.get('seq') as number | undefined
+      if (headSeq !== undefined && headSeq > event.seq) problems.push(`the event after it (seq ${event.seq + 1}) is missing`)
+      else if (headSeq === event.seq && head.get('hash') !== hash) problems.push("the chain's head does not name its hash")
+    }
+    return { verified: problems.length === 0, problems }
+  }
+}

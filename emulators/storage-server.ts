@@ -1,0 +1,297 @@
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type { Clock } from '../lib/clock.js'
+import { systemClock } from '../lib/clock.js'
+import type { Logger } from '../lib/log.js'
+import { StorageError, type LocalObjectStorage } from '../lib/storage.js'
+import { canonicalPath, verifySignedRequest } from '../lib/storage/v4.js'
+
+/**
+ * The local suite's stand-in for Cloud Storage's XML API (storage.googleapis.com/<bucket>/<object>),
+ * serving the local buckets to the V4 signed addresses the file service hands out: it checks the
+ * signature, expiry, method and signed headers exactly as Cloud Storage does (lib/storage/v4.ts),
+ * and streams bytes between the socket and the bucket folder, so a transfer of any size keeps the
+ * server's memory flat. Every request needs a signed address: the buckets are private.
+ *
+ *   GET/HEAD /<bucket>/<object>   download (Range: bytes=… answered 206)
+ *   PUT      /<bucket>/<object>   upload, with the Content-Type that was signed; visible once complete
+ *   DELETE   /<bucket>/<object>   delete
+ *   GET      /<bucket>            list (ListBucketResult; prefix, delimiter, marker, max-keys)
+ *
+ * Errors are Cloud Storage's XML errors: SignatureDoesNotMatch (403), ExpiredToken (400),
+ * MalformedSecurityHeader (400), AccessDenied (403), NoSuchKey (404), InvalidRange (416), …
+ */
+export interface StorageServerOptions {
+  storage: LocalObjectStorage
+  /** The service accounts whose signatures are accepted, with their public keys (PEM or KeyObject). */
+  keys: Record<string, string | KeyObject>
+  clock?: Clock
+  log?: Logger
+  /** Host names under which a bucket is addressed virtual-hosted style: <bucket>.<suffix>. */
+  virtualHostSuffixes?: string[]
+  /** Host names bound to one bucket each (a bucket-bound host name, as behind a load balancer). */
+  bucketHosts?: Record<string, string>
+}
+
+const xmlEscape = (s: string) => s.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!)
+
+class HttpFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, string> = {},
+  ) {
+    super(message)
+  }
+}
+
+function sendError(res: ServerResponse, f: HttpFailure, closeConnection: boolean) {
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  const fields = Object.entries(f.extra)
+    .map(([k, v]) => `<${k}>${xmlEscape(v)}</${k}>`)
+    .join('')
+  const body = `<?xml version='1.0' encoding='UTF-8'?><Error><Code>${f.code}</Code><Message>${xmlEscape(f.message)}</Message>${fields}</Error>`
+  res.writeHead(f.status, {
+    'content-type': 'application/xml; charset=UTF-8',
+    'content-length': Buffer.byteLength(body),
+    ...(closeConnection ? { connection: 'close' } : {}),
+  })
+  res.end(body)
+}
+
+/** A single byte range of `bytes=a-b`, `bytes=a-` or `bytes=-n`; undefined to send everything, 'unsatisfiable' for 416. */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
+  const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null
+  if (!m || (!m[1] && !m[2])) return undefined
+  if (!m[1]) {
+    const suffix = Number(m[2])
+    if (suffix === 0) return 'unsatisfiable'
+    return { start: Math.max(0, size - suffix), end: size - 1 }
+  }
+  const start = Number(m[1])
+  const end = m[2] ? Math.min(Number(m[2]), size - 1) : size - 1
+  if (start >= size || (m[2] && Number(m[2]) < start)) return 'unsatisfiable'
+  return { start, end }
+}
+
+const etagOf = (o: { path: string; size: number; updated: string }) =>
+  `"${createHash('md5').update(`${o.path}:${o.size}:${o.updated}`).digest('hex')}"`
+
+export function createStorageServer(opts: StorageServerOptions): Server {
+  const clock = opts.clock ?? systemClock
+  const keys = new Map(Object.entries(opts.keys).map(([account, key]) => [account, typeof key === 'string' ? createPublicKey(key) : key]))
+  const storage = opts.storage
+
+  /** Which bucket and object a request names, and the canonical URIs its signature may cover. */
+  function locate(host: string, rawPath: string): { bucket: string; object: string; canonicalUris: Array<string | undefined> } {
+    const hostname = host.replace(/:\d+$/, '').toLowerCase()
+    const decode = (s: string) => {
+      try {
+        return decodeURIComponent(s)
+      } catch {
+        throw new HttpFailure(400, 'InvalidURI', 'The request path is not correctly percent-encoded.')
+      }
+    }
+    const own = canonicalPath(rawPath)
+    const bound = opts.bucketHosts?.[hostname]
+    if (bound) return { bucket: bound, object: decode(rawPath.slice(1)), canonicalUris: [own] }
+    const suffix = opts.virtualHostSuffixes?.find((s) => hostname.endsWith(`.${s}`))
+    if (suffix) {
+      const bucket = hostname.slice(0, -suffix.length - 1)
+      // Some signers sign a virtual-hosted address over its path-style URI: both name the same object.
+      return { bucket, object: decode(rawPath.slice(1)), canonicalUris: [own, own === undefined ? undefined : `/${bucket}${own === '/' ? '' : own}`] }
+    }
+    const slash = rawPath.indexOf('/', 1)
+    const bucket = decode(slash < 0 ? rawPath.slice(1) : rawPath.slice(1, slash))
+    return { bucket, object: slash < 0 ? '' : decode(rawPath.slice(slash + 1)), canonicalUris: [own] }
+  }
+
+  /** An object name the bucket folders can hold; anything else is simply not there. */
+  const fileOk = (bucket: string, object: string) => {
+    try {
+      storage.fileOf(bucket, object)
+      return object.length > 0 && !object.startsWith('/') && !object.endsWith('/')
+    } catch {
+      return false
+    }
+  }
+
+  async function download(req: IncomingMessage, res: ServerResponse, bucket: string, object: string) {
+    const found = fileOk(bucket, object) ? await storage.stat(bucket, object) : undefined
+    if (!found) throw new HttpFailure(404, 'NoSuchKey', 'The specified key does not exist.')
+    const range = parseRange(req.headers.range, found.size)
+    if (range === 'unsatisfiable') {
+      res.setHeader('content-range', `bytes */${found.size}`)
+      throw new HttpFailure(416, 'InvalidRange', 'The requested range cannot be satisfied.')
+    }
+    const headers: Record<string, string | number> = {
+      'content-type': found.content_type ?? 'application/octet-stream',
+      'last-modified': new Date(found.updated).toUTCString(),
+      etag: etagOf(found),
+      'accept-ranges': 'bytes',
+      'x-goog-stored-content-length': found.size,
+    }
+    if (req.method === 'HEAD') {
+      res.writeHead(200, { ...headers, 'content-length': found.size })
+      res.end()
+      return
+    }
+    const opened = await storage.openRead(bucket, object, range)
+    if (!opened) throw new HttpFailure(404, 'NoSuchKey', 'The specified key does not exist.')
+    if (range) {
+      res.writeHead(206, {
+        ...headers,
+        'content-length': range.end - range.start + 1,
+        'content-range': `bytes ${range.start}-${range.end}/${found.size}`,
+      })
+    } else {
+      res.writeHead(200, { ...headers, 'content-length': found.size })
+    }
+    await pipeline(opened.stream, res)
+  }
+
+  async function upload(req: IncomingMessage, res: ServerResponse, bucket: string, object: string, payloadSha256: string | undefined) {
+    if (!fileOk(bucket, object)) throw new HttpFailure(400, 'InvalidArgument', `The object name ${JSON.stringify(object)} cannot be stored.`)
+    const hash = createHash('sha256')
+    // Pulled chunk by chunk (backpressure), hashed on the way only when the signature covers the digest;
+    // a client that goes away ends the iteration with an error, and the upload leaves nothing.
+    async function* body() {
+      for await (const chunk of req) {
+        if (payloadSha256) hash.update(chunk as Buffer)
+        yield chunk as Buffer
+      }
+    }
+    let stored
+    try {
+      // Without a signed digest the request itself is the source: pipeline() notices a client that goes away.
+      stored = await storage.upload(bucket, object, payloadSha256 ? Readable.from(body()) : req, req.headers['content-type'], {
+        beforeCommit: () => {
+          if (payloadSha256 && hash.digest('hex') !== payloadSha256) {
+            throw new HttpFailure(400, 'BadDigest', 'The SHA-256 of the body does not match the signed x-goog-content-sha256.')
+          }
+        },
+      })
+    } catch (error) {
+      if (error instanceof StorageError) throw new HttpFailure(409, 'Conflict', error.message)
+      throw error
+    }
+    res.writeHead(200, { etag: etagOf(stored), 'x-goog-stored-content-length': stored.size, 'content-length': 0 })
+    res.end()
+  }
+
+  async function listBucket(res: ServerResponse, bucket: string, query: URLSearchParams) {
+    const prefix = query.get('prefix') ?? ''
+    const delimiter = query.get('delimiter')
+    const maxKeys = Math.min(1000, Number(query.get('max-keys') ?? 1000) || 1000)
+    const marker = query.get('marker') ?? undefined
+    const token = marker ? Buffer.from(marker).toString('base64url') : undefined
+    const contents: string[] = []
+    const prefixes: string[] = []
+    let next: string | undefined
+    if (delimiter === '/' && (prefix === '' || prefix.endsWith('/'))) {
+      const page = await storage.listLevel(bucket, prefix, { pageSize: maxKeys, pageToken: token })
+      for (const e of page.items) {
+        if (e.kind === 'folder') prefixes.push(`<CommonPrefixes><Prefix>${xmlEscape(e.path)}</Prefix></CommonPrefixes>`)
+        else contents.push(`<Contents><Key>${xmlEscape(e.path)}</Key><LastModified>${e.updated}</LastModified><Size>${e.size}</Size></Contents>`)
+      }
+      next = page.nextPageToken && page.items.at(-1)?.path
+    } else {
+      const page = await storage.list(bucket, prefix, { pageSize: maxKeys, pageToken: token })
+      for (const o of page.items)
+        contents.push(`<Contents><Key>${xmlEscape(o.path)}</Key><LastModified>${o.updated}</LastModified><Size>${o.size}</Size></Contents>`)
+      next = page.nextPageToken && page.items.at(-1)?.path
+    }
+    const body =
+      `<?xml version='1.0' encoding='UTF-8'?><ListBucketResult xmlns="http://doc.s3.amazonaws.com/2006-03-01"><Name>${xmlEscape(bucket)}</Name>` +
+      `<Prefix>${xmlEscape(prefix)}</Prefix><Marker>${xmlEscape(marker ?? '')}</Marker>` +
+      `${next ? `<NextMarker>${xmlEscape(next)}</NextMarker>` : ''}<IsTruncated>${Boolean(next)}</IsTruncated>${contents.join('')}${prefixes.join('')}</ListBucketResult>`
+    res.writeHead(200, { 'content-type': 'application/xml; charset=UTF-8', 'content-length': Buffer.byteLength(body) })
+    res.end(body)
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const target = req.url ?? '/'
+    const q = target.indexOf('?')
+    const rawPath = q < 0 ? target : target.slice(0, q)
+    const rawQuery = q < 0 ? '' : target.slice(q + 1)
+    const host = req.headers.host ?? ''
+    const { bucket, object, canonicalUris } = locate(host, rawPath)
+    const query = new URLSearchParams(rawQuery)
+    if (!query.has('X-Goog-Signature') && !query.has('X-Goog-Algorithm')) {
+      throw new HttpFailure(403, 'AccessDenied', 'Access denied: the local buckets are private; use a signed address from the file service.')
+    }
+    const verified = verifySignedRequest(
+      { method: req.method ?? 'GET', host, rawPath, rawQuery, headers: req.headers },
+      { now: clock.now(), publicKeyFor: (account) => keys.get(account), canonicalUris },
+    )
+    if (!verified.ok) {
+      throw new HttpFailure(verified.status, verified.code, verified.message, verified.stringToSign ? { StringToSign: verified.stringToSign } : {})
+    }
+    if (!bucket) throw new HttpFailure(400, 'InvalidBucketName', 'The request names no bucket.')
+    switch (req.method) {
+      case 'GET':
+      case 'HEAD':
+        return object ? download(req, res, bucket, object) : listBucket(res, bucket, query)
+      case 'PUT':
+        return upload(req, res, bucket, object, verified.payloadSha256)
+      case 'DELETE': {
+        if (!fileOk(bucket, object) || !(await storage.delete(bucket, object)))
+          throw new HttpFailure(404, 'NoSuchKey', 'The specified key does not exist.')
+        res.writeHead(204)
+        res.end()
+        return
+      }
+      case 'POST':
+        throw new HttpFailure(501, 'NotImplemented', 'Resumable and form uploads are not supported by the local storage server; PUT the object.')
+      default:
+        throw new HttpFailure(405, 'MethodNotAllowed', `${req.method} is not supported.`)
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      const failure =
+        error instanceof HttpFailure
+          ? error
+          : (opts.log?.error('storage server error', { error, method: req.method, path: req.url }),
+            new HttpFailure(500, 'InternalError', 'We encountered an internal error. Please try again.'))
+      // A refused upload's body is not read: the connection cannot be reused.
+      sendError(res, failure, req.method === 'PUT' && !req.complete)
+    })
+  })
+  // Large transfers take as long as they take; Node's default would cut a request off after 5 minutes.
+  server.requestTimeout = 0
+  return server
+}
+
+export interface RunningStorageServer {
+  url: string
+  server: Server
+  stop(): Promise<void>
+}
+
+export async function startStorageServer(opts: StorageServerOptions & { port?: number; host?: string }): Promise<RunningStorageServer> {
+  const server = createStorageServer(opts)
+  const host = opts.host ?? '127.0.0.1'
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(opts.port ?? 0, host, () => resolve())
+  })
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  }
+}

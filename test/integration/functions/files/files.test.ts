@@ -1,0 +1,266 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { SYSTEM_ACTOR } from '../../../../lib/audit.js'
+import type { ProjectRole } from '../../../../lib/auth/roles.js'
+import type { ObjectStorage } from '../../../../lib/storage.js'
+import { localFiles } from '../../../support/files.js'
+import { call, makeWorld } from '../../../support/world.js'
+
+describe('files', async () => {
+  const world = await makeWorld()
+  let failDeletes = false
+  const f = await localFiles(world, {
+    objects: (s): ObjectStorage =>
+      Object.assign(Object.create(s) as ObjectStorage, {
+        delete: async (bucket: string, path: string) => {
+          if (failDeletes) throw new Error('storage unavailable')
+          return s.delete(bucket, path)
+        },
+      }),
+  })
+  afterAll(() => f.close())
+  const bucket = world.project.bucket_name
+  const api = (method: string, path: string, opts: { token?: string; body?: unknown; project?: string | null } = {}) =>
+    call(f.app, method, `/api/v1${path}`, {
+      token: opts.token ?? world.owner.token,
+      body: opts.body,
+      project: opts.project === null ? undefined : (opts.project ?? world.project.id),
+    })
+  const put = (path: string, text: string, type = 'text/plain') => f.storage.write(bucket, path, text, type)
+  const names = (body: Array<{ name: string }>) => body.map((e) => e.name)
+  const auditOf = async (action: string) => {
+    const q = await world.deps.db.col('audit_events').where('project_id', '==', world.project.id).where('action', '==', action).get()
+    return q.docs.map((d) => d.data())
+  }
+
+  describe('listing', () => {
+    it('lists one level at a time, objects and folder/ prefixes in name order, like gsutil ls', async () => {
+      await put('list/a_R1.fastq.gz', 'r1', 'application/gzip')
+      await put('list/a_R2.fastq.gz', 'r2')
+      await put('list/sub/deep/x.txt', 'x')
+      await put('list/readme.md', '# hi')
+      const res = await api('GET', '/files?path=list/')
+      expect(res.status).toBe(200)
+      expect(res.body).toEqual([
+        {
+          kind: 'object',
+          name: 'a_R1.fastq.gz',
+          path: 'list/a_R1.fastq.gz',
+          uri: `gs://${bucket}/list/a_R1.fastq.gz`,
+          size: 2,
+          updated: expect.any(String),
+          content_type: 'application/gzip',
+        },
+        expect.objectContaining({ name: 'a_R2.fastq.gz', content_type: 'text/plain' }),
+        expect.objectContaining({ name: 'readme.md', content_type: 'text/plain' }),
+        { kind: 'folder', name: 'sub/', path: 'list/sub/', uri: `gs://${bucket}/list/sub/`, size: 0 },
+      ])
+      expect(names((await api('GET', '/files?path=list')).body)).toEqual(['a_R1.fastq.gz', 'a_R2.fastq.gz', 'readme.md', 'sub/'])
+      expect(names((await api('GET', `/files?path=gs://${bucket}/list/sub`)).body)).toEqual(['deep/'])
+      expect(names((await api('GET', '/files')).body)).toContain('list/')
+      expect((await api('GET', '/files?path=nothing-here/')).body).toEqual([])
+    })
+
+    it('lists a path that names an object as that object alone', async () => {
+      const res = await api('GET', '/files?path=list/readme.md')
+      expect(res.body).toEqual([expect.objectContaining({ kind: 'object', path: 'list/readme.md', size: 4 })])
+    })
+
+    it('pages with page_size and page_token, and a Link to the next page', async () => {
+      const first = await api('GET', '/files?path=list/&page_size=3')
+      expect(names(first.body)).toEqual(['a_R1.fastq.gz', 'a_R2.fastq.gz', 'readme.md'])
+      const token = first.headers.get('x-next-page-token')!
+      expect(first.headers.get('link')).toContain('rel="next"')
+      const second = await api('GET', `/files?path=list/&page_size=3&page_token=${token}`)
+      expect(names(second.body)).toEqual(['sub/'])
+      expect(second.headers.get('x-next-page-token')).toBeNull()
+    })
+
+    it('answers 400 for a path outside the bucket and for a project_id other than X-Project-ID', async () => {
+      for (const path of ['../x/', '/abs/', 'gs://another-bucket/', 'a//b']) {
+        const res = await api('GET', `/files?path=${encodeURIComponent(path)}`)
+        expect(res.status, path).toBe(400)
+        expect(res.body.detail).toMatch(/^path: /)
+      }
+      const other = await api('GET', '/files?project_id=00000000-0000-4000-8000-000000000000')
+      expect([other.status, other.body.detail]).toEqual([400, 'project_id: must equal the X-Project-ID header'])
+      expect((await api('GET', `/files?project_id=${world.project.id}&path=list/`)).status).toBe(200)
+    })
+
+    it('answers 400 naming the credentials for a project without a service account', async () => {
+      const { project } = await world.otherProject()
+      await world.deps.store.setCredentials(SYSTEM_ACTOR, project, null)
+      const res = await api('GET', '/files', { project: project.id })
+      expect(res.status).toBe(400)
+      expect(res.body.detail).toMatch(/no cloud credentials/)
+    })
+  })
+
+  describe('signed addresses', () => {
+    it('uploads and downloads through real HTTP with no Authorization header', async () => {
+      const up = await api('POST', '/files/upload-url', { body: { path: 'http/S1_R1.fastq.gz', content_type: 'application/gzip' } })
+      expect(up.status).toBe(200)
+      expect(up.body).toMatchObject({ expires_in_seconds: 900, method: 'PUT', headers: { 'Content-Type': 'application/gzip' } })
+      const url = new URL(up.body.url)
+      expect(url.origin).toBe(f.storageUrl)
+      expect(url.pathname).toBe(`/${bucket}/http/S1_R1.fastq.gz`)
+      expect(Object.fromEntries(url.searchParams)).toMatchObject({
+        'X-Goog-Algorithm': 'GOOG4-RSA-SHA256',
+        'X-Goog-Expires': '900',
+        'X-Goog-SignedHeaders': 'content-type;host',
+      })
+      const bytes = Buffer.from('@r1\nACGT\n+\nIIII\n')
+      const stored = await fetch(up.body.url, { method: 'PUT', headers: { 'content-type': 'application/gzip' }, body: bytes })
+      expect(stored.status).toBe(200)
+
+      const down = await api('GET', '/files/download-url?path=http/S1_R1.fastq.gz')
+      expect(down.status).toBe(200)
+      expect(down.body).toMatchObject({ expires_in_seconds: 900, method: 'GET', headers: {} })
+      const got = await fetch(down.body.url)
+      expect(got.status).toBe(200)
+      expect(got.headers.get('content-type')).toBe('application/gzip')
+      expect(Buffer.from(await got.arrayBuffer())).toEqual(bytes)
+      expect((await api('GET', '/files?path=http/')).body[0]).toMatchObject({ size: bytes.length, content_type: 'application/gzip' })
+    })
+
+    it('has the storage side refuse another Content-Type, a GET on an upload address, an expired or altered address', async () => {
+      const up = await api('POST', '/files/upload-url', { body: { path: 'http/refused.txt', content_type: 'text/plain' } })
+      const wrongType = await fetch(up.body.url, { method: 'PUT', headers: { 'content-type': 'text/csv' }, body: 'x' })
+      expect(wrongType.status).toBe(403)
+      expect(await wrongType.text()).toContain('<Code>SignatureDoesNotMatch</Code>')
+      expect((await fetch(up.body.url)).status).toBe(403)
+      const altered = up.body.url.replace('refused.txt', 'refusee.txt')
+      expect((await fetch(altered, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'x' })).status).toBe(403)
+      f.serverClock(901_000)
+      try {
+        const late = await fetch(up.body.url, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'x' })
+        expect(late.status).toBe(400)
+        expect(await late.text()).toContain('<Code>ExpiredToken</Code>')
+      } finally {
+        f.serverClock(0)
+      }
+      expect(await f.storage.stat(bucket, 'http/refused.txt')).toBeUndefined()
+      expect(await f.storage.stat(bucket, 'http/refusee.txt')).toBeUndefined()
+    })
+
+    it('answers 404 for a download of a missing file, and 409 for an upload over an existing one unless overwrite', async () => {
+      expect((await api('GET', '/files/download-url?path=http/none.gz')).status).toBe(404)
+      await put('http/exists.txt', 'old')
+      const again = await api('POST', '/files/upload-url', { body: { path: 'http/exists.txt', content_type: 'text/plain' } })
+      expect(again.status).toBe(409)
+      expect(again.body.detail).toMatch(/overwrite/)
+      expect(
+        (await api('POST', '/files/upload-url', { body: { path: 'http/exists.txt', content_type: 'text/plain', overwrite: true } })).status,
+      ).toBe(200)
+    })
+
+    it('refuses a malformed content type or path with a 400 naming the field', async () => {
+      const badType = await api('POST', '/files/upload-url', { body: { path: 'x.txt', content_type: 'not a type' } })
+      expect([badType.status, badType.body.detail]).toEqual([400, expect.stringMatching(/^content_type: /)])
+      const badPath = await api('POST', '/files/upload-url', { body: { path: '../x.txt', content_type: 'text/plain' } })
+      expect([badPath.status, badPath.body.detail]).toEqual([400, "path: must not contain '..'"])
+    })
+
+    it('records who was given which address, until when', async () => {
+      const [issued] = (await auditOf('file.upload_url_issued')).filter((e) => e.entity.id === `gs://${bucket}/http/S1_R1.fastq.gz`)
+      expect(issued).toMatchObject({
+        actor: { id: world.owner.user.id },
+        entity: { type: 'file', parent: world.project.id },
+        change: { to: 'application/gzip', reason: expect.stringMatching(/^valid until /) },
+      })
+      expect((await auditOf('file.download_url_issued')).some((e) => e.entity.id === `gs://${bucket}/http/S1_R1.fastq.gz`)).toBe(true)
+    })
+  })
+
+  describe('copy, move and delete', () => {
+    it('copies, keeping the content type, and answers 409 when the destination exists unless overwrite', async () => {
+      await put('ops/a.vcf', 'v1', 'text/x-vcf')
+      const copied = await api('POST', '/files/copy', { body: { source: 'ops/a.vcf', destination: 'ops/copy/a.vcf' } })
+      expect(copied.status).toBe(200)
+      expect(copied.body).toMatchObject({ path: 'ops/copy/a.vcf', size: 2, content_type: 'text/x-vcf' })
+      const again = await api('POST', '/files/copy', { body: { source: 'ops/a.vcf', destination: 'ops/copy/a.vcf' } })
+      expect([again.status, again.body.detail]).toEqual([409, expect.stringMatching(/already exists.*overwrite/)])
+      await put('ops/a.vcf', 'v2-longer', 'text/x-vcf')
+      expect((await api('POST', '/files/copy', { body: { source: 'ops/a.vcf', destination: 'ops/copy/a.vcf', overwrite: true } })).body.size).toBe(9)
+      expect((await api('POST', '/files/copy', { body: { source: 'ops/none', destination: 'ops/x' } })).status).toBe(404)
+      expect((await api('POST', '/files/copy', { body: { source: 'ops/a.vcf', destination: 'ops/a.vcf' } })).status).toBe(400)
+      expect((await api('POST', '/files/copy', { body: { source: 'ops/a.vcf', destination: 'ops' } })).status).toBe(409)
+      const [event] = (await auditOf('file.copied')).filter((e) => e.entity.id === `gs://${bucket}/ops/copy/a.vcf`)
+      expect(event!.change).toEqual({ from: `gs://${bucket}/ops/a.vcf`, to: `gs://${bucket}/ops/copy/a.vcf` })
+    })
+
+    it('moves (renames) a file, and refuses to move over an existing one', async () => {
+      await put('ops/move-me.txt', 'm')
+      await put('ops/taken.txt', 't')
+      expect((await api('POST', '/files/move', { body: { source: 'ops/move-me.txt', destination: 'ops/taken.txt' } })).status).toBe(409)
+      const moved = await api('POST', '/files/move', { body: { source: 'ops/move-me.txt', destination: `gs://${bucket}/ops/moved/me.txt` } })
+      expect([moved.status, moved.body.path]).toEqual([200, 'ops/moved/me.txt'])
+      expect(await f.storage.stat(bucket, 'ops/move-me.txt')).toBeUndefined()
+      expect((await f.storage.read(bucket, 'ops/moved/me.txt'))?.toString()).toBe('m')
+      expect((await auditOf('file.moved')).map((e) => e.change)).toContainEqual({
+        from: `gs://${bucket}/ops/move-me.txt`,
+        to: `gs://${bucket}/ops/moved/me.txt`,
+      })
+    })
+
+    it('leaves the source in place when a move fails between the copy and the deletion', async () => {
+      await put('ops/fragile.txt', 'f')
+      failDeletes = true
+      try {
+        const res = await api('POST', '/files/move', { body: { source: 'ops/fragile.txt', destination: 'ops/fragile-moved.txt' } })
+        expect(res.status).toBe(500)
+      } finally {
+        failDeletes = false
+      }
+      expect((await f.storage.read(bucket, 'ops/fragile.txt'))?.toString()).toBe('f')
+      expect((await auditOf('file.copied')).some((e) => e.change.reason === 'move: deleting the source failed')).toBe(true)
+    })
+
+    it('deletes a file (404 when absent, 400 for a folder), and removes folders left empty', async () => {
+      await put('ops/del/only.txt', 'x')
+      expect((await api('DELETE', '/files?path=ops/del/')).status).toBe(400)
+      expect((await api('DELETE', '/files?path=ops/del/only.txt')).status).toBe(204)
+      expect((await api('DELETE', '/files?path=ops/del/only.txt')).status).toBe(404)
+      expect(names((await api('GET', '/files?path=ops/')).body)).not.toContain('del/')
+      expect((await auditOf('file.deleted')).map((e) => e.entity.id)).toContain(`gs://${bucket}/ops/del/only.txt`)
+    })
+  })
+
+  describe('roles', async () => {
+    await put('roles/r.txt', 'r')
+    const ops: Record<string, () => readonly [string, string, unknown]> = {
+      list: () => ['GET', '/files?path=roles/', undefined] as const,
+      download: () => ['GET', '/files/download-url?path=roles/r.txt', undefined] as const,
+      upload: () => ['POST', '/files/upload-url', { path: `roles/up-${Math.random()}.txt`, content_type: 'text/plain' }] as const,
+      copy: () => ['POST', '/files/copy', { source: 'roles/r.txt', destination: `roles/c-${Math.random()}.txt` }] as const,
+      move: () => ['POST', '/files/move', { source: 'roles/msrc.txt', destination: `roles/m-${Math.random()}.txt` }] as const,
+      delete: () => ['DELETE', `/files?path=roles/r.txt`, undefined] as const,
+    }
+    type Op = 'list' | 'download' | 'upload' | 'copy' | 'move' | 'delete'
+    const allowed: Array<[ProjectRole[], Op[]]> = [
+      [['viewer'], ['list', 'download']],
+      [['auditor'], []],
+      [['lab'], ['list', 'download', 'upload', 'copy', 'move']],
+      [['analyst'], ['list', 'download', 'upload', 'copy', 'move']],
+      [['pipeline'], ['list', 'download', 'upload', 'copy', 'move']],
+      [['admin'], ['list', 'download', 'upload', 'copy', 'move', 'delete']],
+    ]
+    it.each(allowed)('lets %j do exactly %j', async (roles, may) => {
+      const who = await world.caller(roles)
+      const outcome: Record<string, number> = {}
+      for (const op of Object.keys(ops) as Op[]) {
+        if (op === 'delete' && may.includes('delete')) await put('roles/r.txt', 'r')
+        if (op === 'move') await put('roles/msrc.txt', 'm')
+        const [method, path, body] = ops[op]!()
+        outcome[op] = (await api(method, path, { token: who.token, body })).status
+      }
+      const expected = Object.fromEntries((Object.keys(ops) as Op[]).map((op) => [op, may.includes(op) ? (op === 'delete' ? 204 : 200) : 403]))
+      expect(outcome).toEqual(expected)
+      if (!may.includes('delete')) await put('roles/r.txt', 'r')
+    })
+
+    it("refuses another tenant's user (no role in the project) with 403", async () => {
+      const other = await world.caller([], (await world.otherProject()).project)
+      expect((await api('GET', '/files', { token: other.token })).status).toBe(403)
+    })
+  })
+})
