@@ -53,6 +53,9 @@ export function pageHeaders(config: Config): MiddlewareHandler {
       frameAncestors: ["'none'"],
     },
     strictTransportSecurity: false,
+    // Not no-referrer: with it a browser sends `Origin: null` on a form's POST, and the origin is
+    // what tells the platform's own forms from another site's. Same-origin sends no referrer elsewhere.
+    referrerPolicy: 'same-origin',
   })
   return async (c, next) => {
     await headers(c, next)

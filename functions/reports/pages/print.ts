@@ -81,7 +81,7 @@ printPages.get('/:id/print', async (c) => {
   const replacedSignature = replaced?.signatures.at(-1)
   const letterhead = await letterheadOf(c, project)
   const issued = signature ? utc(signature.at.toDate()) : 'not issued'
-  const body = html`${letterheadHtml(letterhead, html`Report ${report.order_accession}<br />Revision ${report.revision}<br />Issued ${issued}`)}
+  const body = html`${letterheadHtml(letterhead, html`Order ${report.order_accession}<br />Report revision ${report.revision}<br />Issued ${issued}`)}
     ${banner(report)} ${documentHtml(content)}
     ${
       replaced && replacedSignature

@@ -32,7 +32,6 @@ export function pageHtml(opts: { title: string; assets: string; body: Raw }): st
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${html`${opts.title}`}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
 <link rel="stylesheet" href="${html`${opts.assets}`}report.css"></head>
 <body>
 ${opts.body}

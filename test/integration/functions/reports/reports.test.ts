@@ -479,6 +479,35 @@ describe('reports', async () => {
       expect((await w.api('POST', `/reports/${report.id}/amendments`, { body: {} })).status).toBe(400)
     })
 
+    it('prints a report in a browser session: the signed snapshot of a signed one, banners on those not to be used', async () => {
+      const { report } = await signed()
+      const session = await w.deps.tokens.createSession({ userId: viewer.user.id, ttlSeconds: 600, now: new Date(), effectiveRoles: {} })
+      const print = async (id: string, cookie = `platform_session=${session.value}`) => {
+        const res = await w.app.request(`/${id}/print`, { headers: { cookie } })
+        return { status: res.status, headers: res.headers, text: (await res.text()).replace(/\s+/g, ' ') }
+      }
+      const final = await print(report.id)
+      expect(final.status).toBe(200)
+      expect(final.headers.get('content-security-policy')).toContain("default-src 'none'")
+      expect(final.headers.get('referrer-policy')).toBe('same-origin')
+      expect(final.headers.get('cache-control')).toBe('no-store')
+      const got = (await w.api('GET', `/reports/${report.id}`)).body
+      expect(final.text).toContain('Final report.')
+      expect(final.text).toContain(got.signatures[0].sha256)
+      expect(final.text).toContain('Electronically signed')
+      const rev2 = (await w.api('POST', `/reports/${report.id}/amendments`, { body: { reason: 'Corrected zygosity' } })).body.id
+      expect((await print(rev2)).text).toContain('DRAFT: not signed, not for clinical use.')
+      expect((await print(rev2)).text).toContain('Reason: Corrected zygosity')
+      await w.api('POST', `/reports/${report.id}/transition`, { body: { to: 'entered_in_error', reason: 'wrong patient' } })
+      expect((await print(report.id)).text).toContain('ENTERED IN ERROR: this report must not be used. Reason: wrong patient')
+      // Without a session (and no login configured here): a page that says so; another project's report: 404.
+      expect((await print(report.id, '')).status).toBe(401)
+      const stranger = await w.caller(['owner'], (await w.otherProject()).project)
+      const theirs = await w.deps.tokens.createSession({ userId: stranger.user.id, ttlSeconds: 600, now: new Date(), effectiveRoles: {} })
+      expect((await print(report.id, `platform_session=${theirs.value}`)).status).toBe(404)
+      expect((await w.app.request('/assets/report.css')).headers.get('content-type')).toContain('text/css')
+    })
+
     it('refuses a viewer every change but lets them read everything', async () => {
       const { report } = await signed()
       for (const path of [
