@@ -1,15 +1,18 @@
-import { Firestore, Timestamp } from '@google-cloud/firestore'
+import { Firestore, Timestamp, type Settings } from '@google-cloud/firestore'
 import type { Config } from './config.js'
 
 export { Firestore, Timestamp }
 
-/** One Firestore client per process; the emulator is chosen by FIRESTORE_EMULATOR_HOST, as the client library does. */
+/** The client's settings: the emulator is chosen by FIRESTORE_EMULATOR_HOST, as the client library does. */
+export const firestoreSettings = (config: Config): Settings => ({
+  projectId: config.gcpProject,
+  ignoreUndefinedProperties: true,
+  ...(config.firestoreEmulatorHost ? { host: config.firestoreEmulatorHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } } : {}),
+})
+
+/** One Firestore client per process. */
 export function createFirestore(config: Config): Firestore {
-  return new Firestore({
-    projectId: config.gcpProject,
-    ignoreUndefinedProperties: true,
-    ...(config.firestoreEmulatorHost ? { host: config.firestoreEmulatorHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } } : {}),
-  })
+  return new Firestore(firestoreSettings(config))
 }
 
 /**

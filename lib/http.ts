@@ -1,4 +1,4 @@
-import { Timestamp } from '@google-cloud/firestore'
+import { Timestamp, type DocumentReference, type DocumentSnapshot } from '@google-cloud/firestore'
 import { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { BlankEnv } from 'hono/types'
@@ -7,11 +7,14 @@ import { getCookie } from 'hono/cookie'
 import { secureHeaders } from 'hono/secure-headers'
 import { canInOrg, canInProject, rolesFrom, type Principal, type ProjectRecord, type UserRecord } from './auth/access.js'
 import type { AuditContext } from './audit.js'
+import type { OidcVerifier } from './auth/oidc.js'
+import type { IssuedCredential } from './auth/tokens.js'
 import { ApiError, badRequest, defaultHook, errorHandler, forbidden, notFound, unauthorized } from './errors.js'
 import { TOKEN_PREFIX, UUID_RE } from './ids.js'
 import type { OrgPermission, Permission } from './auth/roles.js'
 import type { ThrottleKey } from './auth/throttle.js'
 import { mountDocs } from './docs.js'
+import { readBatch, recordOf, RequestReads } from './reads.js'
 import type { KernelDeps } from './kernel.js'
 import { clientIp, healthCheck, requestLogging } from './request-log.js'
 
@@ -27,6 +30,8 @@ export type AppEnv<D extends KernelDeps = KernelDeps> = {
     principal: Principal
     project: ProjectRecord
     deps: D
+    /** The documents read for this request before its handler ran (`Prefetch`); dropped with the request. */
+    reads: RequestReads
   }
 }
 
@@ -56,55 +61,94 @@ export function auditContext<E extends AppEnv>(ctx: Context<E>): AuditContext {
 
 const BEARER_RE = /^Bearer[ ]+([^\s]+)\s*$/i
 
-/**
- * Resolves the caller from a Bearer token (any of the three kinds) or, failing that, the session
- * cookie. The account, with its role grants, is read afresh on every request, so a removed role
- * restricts every credential of the user at once.
- */
-export async function resolvePrincipal(deps: KernelDeps, c: Context<AppEnv>): Promise<Principal> {
-  const now = deps.clock.now()
+type Presented = { kind: 'issued'; credential: IssuedCredential } | { kind: 'oidc'; token: string; verifier: OidcVerifier }
+
+/** The credential the request carries, before anything is read: a Bearer token of one of the three kinds, else the session cookie. */
+function presentedCredential(deps: KernelDeps, c: Context<AppEnv>): Presented {
   const header = c.req.header('authorization')
-  let userId: string
-  let linked: UserRecord | undefined
+  if (header === undefined) {
+    const cookie = getCookie(c, SESSION_COOKIE)
+    if (!cookie) throw unauthorized('authentication required: send Authorization: Bearer <token>')
+    return { kind: 'issued', credential: deps.tokens.credential('session', cookie) }
+  }
+  const token = BEARER_RE.exec(header)?.[1]
+  if (!token) throw unauthorized("the Authorization header must be 'Bearer <token>'")
+  if (token.startsWith(TOKEN_PREFIX.personal)) return { kind: 'issued', credential: deps.tokens.credential('personal', token) }
+  if (token.startsWith(TOKEN_PREFIX.service)) return { kind: 'issued', credential: deps.tokens.credential('service', token) }
+  if (token.split('.').length === 3 && deps.oidc) return { kind: 'oidc', token, verifier: deps.oidc }
+  throw unauthorized('unrecognized token')
+}
+
+/**
+ * Resolves the caller and, when `projectId` is given, reads that project, in at most two
+ * sequential round trips to Firestore whatever the credential, each one getAll:
+ *  1. what the request itself names: the credential's document (its id is the SHA-256 of the
+ *     value) and the project of X-Project-ID;
+ *  2. what the credential names: the account with its role grants, the service key a service
+ *     token was obtained with, and the documents the route declared (`prefetch`), so that the
+ *     route's own record costs no third round trip. They are read only for a valid credential.
+ * An OIDC token is verified locally (the provider's keys are cached by jose); its account is found
+ * by a query run beside one getAll of the project and the route's documents.
+ * Nothing is kept from one request to the next: the credential, the account with its roles and
+ * the project are read afresh every time, so a revoked token, a removed role or a disabled account
+ * takes effect on the next request. The project is returned, not judged: the caller checks it once
+ * the caller is known, so a bad credential is a 401 whatever the project.
+ */
+export async function resolvePrincipal(
+  deps: KernelDeps,
+  c: Context<AppEnv>,
+  projectId?: string,
+): Promise<{ principal: Principal; project: ProjectRecord | undefined }> {
+  const now = deps.clock.now()
+  const presented = presentedCredential(deps, c)
+  const projectRef = projectId ? deps.access.projectRef(projectId) : undefined
+  const wanted = c.var.reads.pending()
+  let user: UserRecord | undefined
+  let project: DocumentSnapshot | undefined
   let method: Principal['method']
   let credentialId: string | undefined
 
-  if (header !== undefined) {
-    const token = BEARER_RE.exec(header)?.[1]
-    if (!token) throw unauthorized("the Authorization header must be 'Bearer <token>'")
-    if (token.startsWith(TOKEN_PREFIX.personal)) {
-      const found = await deps.tokens.verifyPersonal(token, now)
-      if (!found.ok) throw unauthorized(found.reason)
-      userId = found.record.user_id
-      method = 'personal_token'
-      credentialId = found.record.id
-    } else if (token.startsWith(TOKEN_PREFIX.service)) {
-      const found = await deps.tokens.verifyServiceToken(token, now)
-      if (!found.ok) throw unauthorized(found.reason)
-      userId = found.record.user_id
-      method = 'service_token'
-      credentialId = found.record.key_id
-    } else if (token.split('.').length === 3 && deps.oidc) {
-      const claims = await deps.oidc.verify(token)
-      linked = await deps.access.userForIdentity(claims, Timestamp.fromDate(now))
-      userId = linked.id
-      method = 'oidc'
-    } else {
-      throw unauthorized('unrecognized token')
-    }
+  if (presented.kind === 'oidc') {
+    const claims = await presented.verifier.verify(presented.token)
+    const [linked, snaps] = await Promise.all([
+      deps.access.userForIdentity(claims, Timestamp.fromDate(now)),
+      readBatch(deps.db.firestore, [projectRef, ...wanted]),
+    ])
+    user = linked
+    project = snaps[0]
+    c.var.reads.keep(snaps)
+    method = 'oidc'
   } else {
-    const cookie = getCookie(c, SESSION_COOKIE)
-    if (!cookie) throw unauthorized('authentication required: send Authorization: Bearer <token>')
-    const found = await deps.tokens.getSession(cookie, now)
-    if (!found.ok) throw unauthorized(found.reason)
-    userId = found.record.user_id
-    method = 'session'
-    credentialId = found.record.id
+    const { credential } = presented
+    // Guessing tokens is throttled per client address like guessing passwords: the address's
+    // count is read with the credential, and a guess (an unknown value) is counted.
+    const guessKey = attemptKeys(c)
+    const throttleRef = guessKey[0] ? deps.throttle.ref(guessKey[0]) : undefined
+    const [credentialSnap, projectSnap, throttleSnap] = await readBatch(deps.db.firestore, [credential.ref, projectRef, throttleRef])
+    deps.throttle.assertOpen([throttleSnap])
+    const found = credential.check(credentialSnap!, now)
+    if (!found.ok) {
+      if (!credentialSnap?.exists && guessKey.length) await deps.throttle.failed(guessKey)
+      throw unauthorized(found.reason)
+    }
+    const [userSnap, keySnap, ...records] = await readBatch(deps.db.firestore, [
+      deps.access.userRef(found.record.userId),
+      found.record.key,
+      ...wanted,
+    ])
+    if (keySnap) {
+      const key = deps.tokens.keyActive(keySnap)
+      if (!key.ok) throw unauthorized(key.reason)
+    }
+    user = recordOf<UserRecord>(userSnap)
+    project = projectSnap
+    c.var.reads.keep(records)
+    method = credential.method
+    credentialId = found.record.credentialId
   }
-  const user = linked ?? (await deps.access.getUser(userId))
   if (!user) throw unauthorized('the account of this credential no longer exists')
   if (user.disabled) throw unauthorized('account disabled')
-  return { user, method, credentialId, ...rolesFrom(user) }
+  return { principal: { user, method, credentialId, ...rolesFrom(user) }, project: recordOf<ProjectRecord>(project) }
 }
 
 /** Records an access.denied event and answers 403. */
@@ -136,22 +180,18 @@ export async function refuse<E extends AppEnv>(
 }
 
 /**
- * Tenancy for project-scoped services: X-Project-ID is required (400), must name a project (404)
- * in which the caller holds some role (403).
+ * Tenancy for project-scoped services, once the caller is known (a bad credential is a 401 first):
+ * X-Project-ID is required (400) and a UUID (400), naming a project that exists (404, read by
+ * `resolvePrincipal`) in which the caller holds some role (403).
  */
-export function projectScope(): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const { deps } = c.var
-    const id = c.req.header('x-project-id')
-    if (!id) throw badRequest('the X-Project-ID header is required (a project id from GET /projects)')
-    if (!UUID_RE.test(id)) throw badRequest('X-Project-ID must be a project UUID')
-    const project = await deps.access.getProject(id)
-    if (!project) throw notFound('project')
-    c.set('project', project)
-    if (!canInProject(c.get('principal'), project, 'project.read')) {
-      await deny(c, 'project.read', { project_id: project.id, org_id: project.org_id }, { type: 'project', id: project.id })
-    }
-    await next()
+async function enterProject(c: Context<AppEnv>, project: ProjectRecord | undefined) {
+  const id = c.req.header('x-project-id')
+  if (!id) throw badRequest('the X-Project-ID header is required (a project id from GET /projects)')
+  if (!UUID_RE.test(id)) throw badRequest('X-Project-ID must be a project UUID')
+  if (!project) throw notFound('project')
+  c.set('project', project)
+  if (!canInProject(c.get('principal'), project, 'project.read')) {
+    await deny(c, 'project.read', { project_id: project.id, org_id: project.org_id }, { type: 'project', id: project.id })
   }
 }
 
@@ -242,12 +282,29 @@ export interface ServiceOptions<D extends KernelDeps> {
   publicPaths?: string[]
   /** The tags the service's operations are grouped by, in the order the docs show them. */
   tags?: ReadonlyArray<ServiceTag>
+  /** The documents routes will read, read with the caller's account (see `Prefetch`). */
+  prefetch?: ReadonlyArray<Prefetch<D>>
 }
 
 /** A group of operations in the OpenAPI document (its top-level `tags` list): what the docs pages and client generators group by. */
 export interface ServiceTag {
   name: string
   description: string
+}
+
+/**
+ * A route's declaration of the documents it will read, named from its path parameters, so that the
+ * kernel reads them in the same getAll as the caller's account (the second round trip of
+ * `resolvePrincipal`) and the route's store finds them in `c.var.reads`. They are handed to the
+ * route only after authentication and tenancy have passed. A hint only: a document not declared,
+ * or declared under a path that does not match, is read when the route asks for it.
+ */
+export interface Prefetch<D extends KernelDeps = KernelDeps> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete'
+  /** The routes' paths under /api/v1 as they are declared ('/runs/{id}'). */
+  paths: string[]
+  /** The documents to read; none when a parameter cannot name one (a malformed id). */
+  docs(params: Record<string, string>, deps: D): DocumentReference[]
 }
 
 /**
@@ -263,20 +320,35 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     (opts.publicPaths ?? []).some((p) => (p.endsWith('*') ? path.startsWith(API_PREFIX + p.slice(0, -1)) : path === API_PREFIX + p))
 
   app.use('*', requestLogging(deps))
+  // The documents read for this request alone (see Prefetch): nothing is kept between requests.
+  app.use('*', async (c, next) => {
+    kernelContext(c).set('reads', new RequestReads())
+    await next()
+  })
   app.use('*', securityHeaders(deps.config))
   // Limited before anything reads the body (chunked bodies are counted as they arrive).
   app.use(
     '*',
     bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json({ detail: `the request body is larger than ${MAX_BODY_BYTES / MIB} MiB` }, 413) }),
   )
+  // Registered before authentication, so that the route's documents join its second round trip.
+  for (const p of opts.prefetch ?? []) {
+    for (const path of p.paths) {
+      app.on(p.method.toUpperCase(), API_PREFIX + path.replaceAll(/\/{(.+?)}/g, '/:$1'), async (c, next) => {
+        kernelContext(c).var.reads.want(p.docs(c.req.param(), deps))
+        await next()
+      })
+    }
+  }
   app.use(`${API_PREFIX}/*`, async (c, next) => {
     if (isPublic(c.req.path)) return next()
     // The kernel's middleware reads only the kernel's part of the service's dependencies.
     const ctx = kernelContext(c)
-    const principal = await resolvePrincipal(deps, ctx)
+    const header = opts.projectScoped ? ctx.req.header('x-project-id') : undefined
+    const { principal, project } = await resolvePrincipal(deps, ctx, header && UUID_RE.test(header) ? header : undefined)
     ctx.set('principal', principal)
     if (principal.method === 'session') await assertSameOrigin(ctx)
-    if (opts.projectScoped) return projectScope()(ctx, next)
+    if (opts.projectScoped) await enterProject(ctx, project)
     return next()
   })
   app.onError(errorHandler(deps.log))

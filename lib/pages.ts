@@ -4,7 +4,7 @@ import { secureHeaders } from 'hono/secure-headers'
 import { rolesFrom, type Principal } from './auth/access.js'
 import type { SessionRecord } from './auth/tokens.js'
 import type { Config } from './config.js'
-import { API_PREFIX, SESSION_COOKIE, type AppEnv } from './http.js'
+import { API_PREFIX, attemptKeys, kernelContext, SESSION_COOKIE, type AppEnv } from './http.js'
 import type { KernelDeps } from './kernel.js'
 
 /**
@@ -73,14 +73,21 @@ export interface PageSession {
 /**
  * The caller of a page, from the platform_session cookie only (a page is for a browser); undefined
  * without a valid session. The account and its roles are read afresh, as on every API request, and
- * the principal is set on the context for the audit events of the request.
+ * the principal is set on the context for the audit events of the request. A value that is no
+ * session counts against the client's address (lib/auth/throttle.ts), as on the API.
  */
 export async function pageSession<E extends AppEnv>(c: Context<E>): Promise<PageSession | undefined> {
   const deps = c.var.deps as KernelDeps
   const value = getCookie(c, SESSION_COOKIE)
   if (!value) return undefined
+  // Session values are guessed no faster here than on the API: the client address is throttled alike.
+  const keys = attemptKeys(kernelContext(c))
+  if (keys.length) await deps.throttle.check(keys)
   const found = await deps.tokens.getSession(value, deps.clock.now())
-  if (!found.ok) return undefined
+  if (!found.ok) {
+    if (keys.length) await deps.throttle.failed(keys)
+    return undefined
+  }
   const user = await deps.access.getUser(found.record.user_id)
   if (!user || user.disabled) return undefined
   const principal: Principal = { user, method: 'session', credentialId: found.record.id, ...rolesFrom(user) }

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Hono, Schema } from 'hono'
 import type { OrgRecord, ProjectRecord, UserRecord } from './auth/access.js'
 import type { Config } from './config.js'
-import { API_PREFIX, createServiceApp, type AppEnv, type ServiceTag } from './http.js'
+import { API_PREFIX, createServiceApp, type AppEnv, type Prefetch, type ServiceTag } from './http.js'
 import type { KernelDeps } from './kernel.js'
 
 /**
@@ -34,6 +34,8 @@ export interface ServiceDefinition<D extends KernelDeps> {
    * part of the JSON API or its document. Each authenticates its own requests (the session cookie).
    */
   pages?: ReadonlyArray<Hono<AppEnv<D>, Schema, string>>
+  /** The records routes read, declared so that the kernel reads them with the caller's account (lib/http.ts). */
+  prefetch?: ReadonlyArray<Prefetch<D>>
   /** Idempotent seed data of the local suite (run on every start, after the base seed). */
   seed?(ctx: SeedContext): Promise<void>
 }
@@ -51,7 +53,7 @@ export interface SeedContext {
 }
 
 /** A definition with its dependency type erased, for the registry; `create` builds the whole app from a kernel. */
-export type Service = Omit<ServiceDefinition<KernelDeps>, 'deps' | 'routes' | 'pages'> & {
+export type Service = Omit<ServiceDefinition<KernelDeps>, 'deps' | 'routes' | 'pages' | 'prefetch'> & {
   create(kernel: KernelDeps): OpenAPIHono<AppEnv>
 }
 
@@ -64,6 +66,6 @@ export function serviceApp<D extends KernelDeps>(def: ServiceDefinition<D>, deps
 }
 
 export function defineService<D extends KernelDeps>(def: ServiceDefinition<D>): Service & { definition: ServiceDefinition<D> } {
-  const { deps: _deps, routes: _routes, pages: _pages, ...rest } = def
+  const { deps: _deps, routes: _routes, pages: _pages, prefetch: _prefetch, ...rest } = def
   return { ...rest, definition: def, create: (kernel) => serviceApp(def, def.deps(kernel)) as unknown as OpenAPIHono<AppEnv> }
 }

@@ -5,6 +5,7 @@ import type { Db } from '../../lib/db.js'
 import { conflict, notFound } from '../../lib/errors.js'
 import { newId, sha256 } from '../../lib/ids.js'
 import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
+import { directReads, type DocReader } from '../../lib/reads.js'
 import { advance, TERMINAL, type RunStatus } from './status.js'
 import { executionOf, type PipelineExecution, type PipelineType } from '../pipelines/model.js'
 
@@ -131,7 +132,8 @@ export class RunStore {
   private now() {
     return Timestamp.fromDate(this.clock.now())
   }
-  private ref(id: string) {
+  /** The run's document; a request declares it to have it read with its caller (RequestReads). */
+  ref(id: string) {
     return this.db.col('runs').doc(id)
   }
   private static data(snap: DocumentSnapshot): RunRecord | undefined {
@@ -220,9 +222,12 @@ export class RunStore {
     })
   }
 
-  /** A run of this project; another project's run is absent, as if it did not exist. */
-  async get(projectId: string, runId: string): Promise<RunRecord | undefined> {
-    const run = await this.getById(runId)
+  /**
+   * A run of this project; another project's run is absent, as if it did not exist. `reads` may
+   * hold the run already, read with the request's caller (RequestReads).
+   */
+  async get(projectId: string, runId: string, reads: DocReader = directReads): Promise<RunRecord | undefined> {
+    const run = RunStore.data(await reads.get(this.ref(runId)))
     return run?.project_id === projectId ? run : undefined
   }
 

@@ -3,7 +3,7 @@ import { seedPipelines } from '../../domain/pipelines/catalogue.js'
 import { PipelineStore } from '../../domain/pipelines/store.js'
 import { computeDeps, type ComputeDeps } from './deps.js'
 import { pipelines } from './routes/pipelines.js'
-import { runs } from './routes/runs.js'
+import { runPrefetch, runs } from './routes/runs.js'
 
 /** The compute service: the pipeline catalogue and pipeline runs. */
 export const compute = defineService<ComputeDeps>({
@@ -20,6 +20,7 @@ export const compute = defineService<ComputeDeps>({
   ],
   deps: (kernel) => computeDeps(kernel),
   routes: [pipelines, runs],
+  prefetch: [runPrefetch],
   seed: async ({ kernel }) => {
     await seedPipelines(new PipelineStore(kernel.db, kernel.audit, kernel.clock))
   },

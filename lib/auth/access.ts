@@ -3,6 +3,7 @@ import type { AuditWriter } from '../audit.js'
 import type { Db } from '../db.js'
 import { unauthorized } from '../errors.js'
 import { newId } from '../ids.js'
+import { recordOf } from '../reads.js'
 import { projectRoleFromOrg, projectRolesGrant, orgRoleGrants, type OrgRole, type ProjectRole, type Permission, type OrgPermission } from './roles.js'
 
 export interface UserRecord {
@@ -90,9 +91,13 @@ export class AccessStore {
     private readonly audit: AuditWriter,
   ) {}
 
+  /** The account's document, for a request's batched reads (lib/http.ts). */
+  userRef(id: string) {
+    return this.db.col('users').doc(id)
+  }
+
   async getUser(id: string): Promise<UserRecord | undefined> {
-    const snap = await this.db.col('users').doc(id).get()
-    return snap.exists ? (snap.data() as UserRecord) : undefined
+    return recordOf<UserRecord>(await this.userRef(id).get())
   }
 
   async findUserBy(field: 'email' | 'oidc_subject', value: string): Promise<UserRecord | undefined> {
@@ -131,9 +136,13 @@ export class AccessStore {
     return rolesFrom((await this.getUser(userId)) ?? {})
   }
 
+  /** The project's document, for a request's batched reads (lib/http.ts). */
+  projectRef(id: string) {
+    return this.db.col('projects').doc(id)
+  }
+
   async getProject(id: string): Promise<ProjectRecord | undefined> {
-    const snap = await this.db.col('projects').doc(id).get()
-    return snap.exists ? (snap.data() as ProjectRecord) : undefined
+    return recordOf<ProjectRecord>(await this.projectRef(id).get())
   }
 
   async getOrg(id: string): Promise<OrgRecord | undefined> {

@@ -1,4 +1,4 @@
-import { Timestamp } from '@google-cloud/firestore'
+import { DocumentSnapshot, Timestamp } from '@google-cloud/firestore'
 import type { Clock } from '../clock.js'
 import type { Db } from '../db.js'
 import { ApiError } from '../errors.js'
@@ -55,7 +55,8 @@ export class LoginThrottle {
     private readonly policies = THROTTLE_POLICIES,
   ) {}
 
-  private ref(key: ThrottleKey) {
+  /** The key's document, for a caller that reads it with others in one getAll (the auth path). */
+  ref(key: ThrottleKey) {
     return this.db.col('login_throttle').doc(sha256(`${key.kind}\n${key.value.toLowerCase()}`))
   }
 
@@ -66,9 +67,10 @@ export class LoginThrottle {
   }
 
   /** The same check on records already read (the auth path reads them with the rest of round one). */
-  assertOpen(records: Array<ThrottleRecord | undefined>): void {
+  assertOpen(records: Array<ThrottleRecord | DocumentSnapshot | undefined>): void {
+    records = records.map((r) => (r instanceof DocumentSnapshot ? (r.data() as ThrottleRecord | undefined) : r))
     const now = this.clock.now().getTime()
-    const until = Math.max(0, ...records.map((r) => r?.locked_until?.toMillis() ?? 0))
+    const until = Math.max(0, ...(records as Array<ThrottleRecord | undefined>).map((r) => r?.locked_until?.toMillis() ?? 0))
     if (until > now) throw new TooManyAttempts(Math.ceil((until - now) / 1000))
   }
 

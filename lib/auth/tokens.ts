@@ -1,4 +1,5 @@
-import { Timestamp, type DocumentReference, type Transaction } from '@google-cloud/firestore'
+import { Timestamp, type DocumentReference, type DocumentSnapshot, type Transaction } from '@google-cloud/firestore'
+import { assertNever } from '../assert.js'
 import type { Db } from '../db.js'
 import { newId, newSecret, sha256, TOKEN_PREFIX } from '../ids.js'
 
@@ -45,6 +46,18 @@ export interface SessionRecord {
 
 export type Lookup<T> = { ok: true; record: T } | { ok: false; reason: string }
 
+/**
+ * A credential the platform issued, named by its value before anything is read: the document to
+ * read (the caller batches it with the other reads the request needs) and how to judge that
+ * document once read. A good credential names its user and, for a service token, the key that
+ * must still be active, which the caller reads in its next batch, with the user.
+ */
+export interface IssuedCredential {
+  method: 'personal_token' | 'service_token' | 'session'
+  ref: DocumentReference
+  check(snap: DocumentSnapshot, now: Date): Lookup<{ userId: string; credentialId: string; key?: DocumentReference }>
+}
+
 const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000
 
 export class TokenStore {
@@ -86,13 +99,16 @@ export class TokenStore {
 
   async verifyPersonal(value: string, now: Date): Promise<Lookup<PersonalTokenRecord>> {
     const ref = this.db.col('personal_tokens').doc(sha256(value))
-    const snap = await ref.get()
+    return this.judgePersonal(ref, await ref.get(), now)
+  }
+
+  private judgePersonal(ref: DocumentReference, snap: DocumentSnapshot, now: Date): Lookup<PersonalTokenRecord> {
     if (!snap.exists) return { ok: false, reason: 'unknown token' }
     const record = snap.data() as PersonalTokenRecord
     if (record.revoked_at) return { ok: false, reason: 'token revoked' }
     if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'token expired' }
     if (!record.last_used_at || now.getTime() - record.last_used_at.toMillis() > LAST_USED_RESOLUTION_MS) {
-      // Best effort and coarse, so that a busy script does not write on every request.
+      // Best effort, coarse and off the request's path: a busy script does not write on every request, nor wait for the write.
       ref.update({ last_used_at: Timestamp.fromDate(now) }).catch(() => undefined)
     }
     return { ok: true, record }
@@ -140,15 +156,57 @@ export class TokenStore {
     return { value, record }
   }
 
-  /** A service token is valid while unexpired and while the key that obtained it is not revoked. */
-  async verifyServiceToken(value: string, now: Date): Promise<Lookup<ServiceTokenRecord>> {
-    const snap = await this.db.col('service_tokens').doc(sha256(value)).get()
+  /** A service token is valid while unexpired and while the key that obtained it is not revoked (judged by `keyActive`). */
+  private judgeServiceToken(snap: DocumentSnapshot, now: Date): Lookup<ServiceTokenRecord> {
     if (!snap.exists) return { ok: false, reason: 'unknown token' }
     const record = snap.data() as ServiceTokenRecord
     if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'token expired' }
-    const key = await this.db.col('service_keys').doc(record.key_id).get()
-    if (!key.exists || key.get('revoked_at')) return { ok: false, reason: 'token revoked' }
     return { ok: true, record }
+  }
+
+  /** Whether the service key a token was obtained with (the document `IssuedCredential.check` named) is still active. */
+  keyActive(snap: DocumentSnapshot): Lookup<true> {
+    return snap.exists && !snap.get('revoked_at') ? { ok: true, record: true } : { ok: false, reason: 'token revoked' }
+  }
+
+  /** The credential a Bearer token or session cookie carries, by its kind (its prefix). */
+  credential(kind: 'personal' | 'service' | 'session', value: string): IssuedCredential {
+    const id = sha256(value)
+    switch (kind) {
+      case 'personal': {
+        const ref = this.db.col('personal_tokens').doc(id)
+        return {
+          method: 'personal_token',
+          ref,
+          check: (snap, now) => {
+            const found = this.judgePersonal(ref, snap, now)
+            return found.ok ? { ok: true, record: { userId: found.record.user_id, credentialId: found.record.id } } : found
+          },
+        }
+      }
+      case 'service':
+        return {
+          method: 'service_token',
+          ref: this.db.col('service_tokens').doc(id),
+          check: (snap, now) => {
+            const found = this.judgeServiceToken(snap, now)
+            if (!found.ok) return found
+            const { user_id, key_id } = found.record
+            return { ok: true, record: { userId: user_id, credentialId: key_id, key: this.db.col('service_keys').doc(key_id) } }
+          },
+        }
+      case 'session':
+        return {
+          method: 'session',
+          ref: this.db.col('sessions').doc(id),
+          check: (snap, now) => {
+            const found = this.judgeSession(snap, now)
+            return found.ok ? { ok: true, record: { userId: found.record.user_id, credentialId: found.record.id } } : found
+          },
+        }
+      default:
+        return assertNever(kind)
+    }
   }
 
   async createSession(input: {
@@ -174,7 +232,10 @@ export class TokenStore {
   }
 
   async getSession(value: string, now: Date): Promise<Lookup<SessionRecord>> {
-    const snap = await this.db.col('sessions').doc(sha256(value)).get()
+    return this.judgeSession(await this.db.col('sessions').doc(sha256(value)).get(), now)
+  }
+
+  private judgeSession(snap: DocumentSnapshot, now: Date): Lookup<SessionRecord> {
     if (!snap.exists) return { ok: false, reason: 'session not found or ended' }
     const record = snap.data() as SessionRecord
     if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'session expired' }
@@ -187,11 +248,7 @@ export class TokenStore {
   }
 
   async getSessionByKey(key: string, now: Date): Promise<Lookup<SessionRecord>> {
-    const snap = await this.db.col('sessions').doc(key).get()
-    if (!snap.exists) return { ok: false, reason: 'session not found or ended' }
-    const record = snap.data() as SessionRecord
-    if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'session expired' }
-    return { ok: true, record }
+    return this.judgeSession(await this.db.col('sessions').doc(key).get(), now)
   }
 
   /** Records that the session's own user authenticated again at the identity provider (auth_time from the ID token). */

@@ -3,7 +3,7 @@ import type { Context } from 'hono'
 import { canonicalJson } from '../../../lib/canonical.js'
 import { iso } from '../../../lib/db.js'
 import { badRequest, notFound } from '../../../lib/errors.js'
-import { auditContext, requires, resourceApp } from '../../../lib/http.js'
+import { auditContext, requires, resourceApp, type Prefetch } from '../../../lib/http.js'
 import { sha256, UUID_RE } from '../../../lib/ids.js'
 import { commonErrors, conflictError, IdParam, json, ProjectHeader } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, pageSizeOf } from '../../../lib/pagination.js'
@@ -54,8 +54,18 @@ const IdempotencyHeader = ProjectHeader.extend({
     .openapi({ description: 'A retried submission with the same key and body returns the first run instead of making another (kept 24 hours)' }),
 })
 
+/**
+ * Reading one run and its outputs declare the run, so the kernel reads it in the same round trip as
+ * the caller's account and these routes take it from `c.var.reads` (lib/http.ts, `Prefetch`).
+ */
+export const runPrefetch: Prefetch<ComputeDeps> = {
+  method: 'get',
+  paths: ['/runs/{id}', '/runs/{id}/outputs'],
+  docs: ({ id }, deps) => (id && UUID_RE.test(id) ? [deps.runs.ref(id)] : []),
+}
+
 async function loadRun(c: Context<ComputeEnv>, id: string): Promise<RunRecord> {
-  const run = UUID_RE.test(id) ? await c.var.deps.runs.get(c.var.project.id, id) : undefined
+  const run = UUID_RE.test(id) ? await c.var.deps.runs.get(c.var.project.id, id, c.var.reads) : undefined
   if (!run) throw notFound('run')
   return run
 }

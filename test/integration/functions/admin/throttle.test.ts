@@ -47,6 +47,20 @@ describe('admin: failed logins are throttled', async () => {
     expect((await login(guessed[0]!, 'wrong', newAddress())).status).toBe(401)
   })
 
+  it('throttles guessed personal access tokens per address: 429 once twenty unknown values came from it, a valid token included', async () => {
+    const address = newAddress()
+    const me = (token: string, from = address) =>
+      call(stack.app, 'GET', '/api/v1/users/me', { token, headers: { 'x-forwarded-for': `203.0.113.9, ${from}` } })
+    const statuses: number[] = []
+    for (let i = 0; i < 21; i++) statuses.push((await me(`plat_pat_${randomUUID().replaceAll('-', '')}`)).status)
+    expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true)
+    expect(statuses[20]).toBe(429)
+    const valid = await me(stack.world.owner.token)
+    expect(valid.status).toBe(429)
+    expect(Number(valid.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await me(stack.world.owner.token, newAddress())).status).toBe(200)
+  })
+
   it('ignores X-Forwarded-For when no proxy is trusted, so a client cannot pick a fresh address per attempt', async () => {
     const direct = await startLoginStack()
     try {

@@ -1,0 +1,582 @@
+import { randomUUID } from 'node:crypto'
+import type { Hono } from 'hono'
+import { importPKCS8, SignJWT } from 'jose'
+import { expect } from 'vitest'
+import { createComputeApp } from '../../functions/compute/service.js'
+import { reportsDeps } from '../../functions/reports/deps.js'
+import { createReportsApp } from '../../functions/reports/service.js'
+import { createKernel } from '../../lib/kernel.js'
+import { SERVICES } from '../../functions/services.js'
+import { pipelineId, PLATFORM_SCOPE } from '../../domain/pipelines/model.js'
+import { fetchDoc, operationsOf } from '../integration/functions/openapi-doc.js'
+import { localAudit } from './audit.js'
+import { localCompute } from './compute.js'
+import { localFiles } from './files.js'
+import { cachedVariant, makeTrioOrder, MemoryVariantCache, signThroughStore } from './reports.js'
+import { startLoginStack } from './oidc.js'
+import { call, rand } from './world.js'
+
+/**
+ * Every mutating operation (POST, PUT, PATCH, DELETE) of every registered service, with what it
+ * needs to succeed for real: a fixture per operationId makes its prerequisites and says which
+ * audit event the operation leaves. Registry-driven tests (the audit walk, the security set) take
+ * their operations from here: a new mutating operation without a fixture fails them.
+ */
+export type Stack = Awaited<ReturnType<typeof startLoginStack>>
+export type EventScope = { project_id: string } | { org_id: string } | { scope: 'platform' }
+
+export interface Mutation {
+  /** The concrete path under /api/v1. */
+  path: string
+  body?: unknown
+  /** Default: the world's owner (a platform administrator who owns the organization); null for none. */
+  token?: string | null
+  /** X-Project-ID; default the world's project on project-scoped services. */
+  project?: string
+  headers?: Record<string, string>
+  /** The audit event it must leave, knowing its answer. */
+  event: (body: any) => { scope: EventScope; entity: string; action: string }
+}
+
+export interface Ctx {
+  stack: Stack
+  world: Stack['world']
+  app(service: string): Hono<any>
+  /** A call to a service as the owner, for what a fixture needs first. */
+  as(service: string, method: string, path: string, body?: unknown): Promise<any>
+}
+
+const projectScope = (c: Ctx) => ({ project_id: c.world.project.id })
+const orgScope = (c: Ctx) => ({ org_id: c.world.org.id })
+const platform = { scope: 'platform' } as const
+
+async function serviceUserWithKey(c: Ctx) {
+  const su = await c.as('admin', 'POST', `/organizations/${c.world.org.id}/service-users`, { name: `bot-${rand()}` })
+  const key = await c.as('admin', 'POST', `/service-users/${su.id}/keys`)
+  return { su, key }
+}
+
+async function orgMember(c: Ctx) {
+  return c.as('admin', 'POST', `/organizations/${c.world.org.id}/members`, { email: `member-${rand()}@example.org`, role: 'org_member' })
+}
+
+async function projectMember(c: Ctx) {
+  return c.as('admin', 'POST', `/projects/${c.world.project.id}/members`, { email: `m-${rand()}@example.org`, roles: ['viewer'] })
+}
+
+async function passwordLogin(c: Ctx) {
+  const res = await call(c.app('admin'), 'POST', '/api/v1/auth/password', { body: { email: c.stack.user.email, password: c.stack.user.password } })
+  expect(res.status).toBe(200)
+  return res.body as { refresh_token: string }
+}
+
+const userOf = async (c: Ctx) => (await c.world.deps.access.findUserBy('email', c.stack.user.email.toLowerCase()))!.id
+
+const putFile = (c: Ctx, path: string) => files!.storage.write(c.world.project.bucket_name, path, 'x', 'text/plain')
+const fileEntity = (c: Ctx, path: string) => `file:gs://${c.world.project.bucket_name}/${path}`
+
+/** A subject, a sample of it and a draft order, through the clinical-data service as the owner. */
+const subjectVia = (c: Ctx, body: Record<string, unknown> = {}) =>
+  c.as('clinical', 'POST', '/subjects', { external_id: `P-${rand()}`, sex: 'female', affected_status: 'unaffected', ...body })
+const sampleVia = async (c: Ctx, subjectId?: string) => {
+  const external_id = `S-${rand()}`
+  const bucket = c.world.project.bucket_name
+  return c.as('clinical', 'POST', '/samples', {
+    external_id,
+    subject_id: subjectId ?? (await subjectVia(c)).id,
+    type: 'blood',
+    fastq: [`gs://${bucket}/fastq/${external_id}_R1.fastq.gz`, `gs://${bucket}/fastq/${external_id}_R2.fastq.gz`],
+  })
+}
+/** A draft order holding a proband's sample (enough to sign). */
+const orderVia = async (c: Ctx, withProband = false) => {
+  const order = await c.as('clinical', 'POST', '/orders', { test_code: 'WES-single' })
+  if (withProband) {
+    const sample = await sampleVia(c, (await subjectVia(c, { sex: 'male', affected_status: 'affected' })).id)
+    await c.as('clinical', 'POST', `/orders/${order.id}/samples/${sample.id}`, { role: 'proband' })
+  }
+  return order
+}
+const STAGES = [
+  { key: 'a', name: 'A', order: 1 },
+  { key: 'b', name: 'B', order: 2 },
+]
+
+/** The report service's view of the orders' variant caches in this walk. */
+const variantCache = new MemoryVariantCache()
+const reportsOf = (c: Ctx) => reportsDeps(createKernel(c.world.deps.config, 'reports', { firestore: c.world.deps.db.firestore }), variantCache)
+const reportEntity = (id: string) => `report:${id}`
+/** A draft report, through the report service, for an in-progress trio order with a variant in its cache. */
+const reportVia = async (c: Ctx) => {
+  const order = await makeTrioOrder(c.world.deps, c.world.project)
+  const variant = cachedVariant()
+  variantCache.put(c.world.project.id, order.id, variant)
+  const report = await c.as('reports', 'POST', '/reports', { order_id: order.id, conclusion: 'Negative.' })
+  return { order, variant, report }
+}
+
+/** One entry per mutating operationId of every service. */
+export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
+  // admin: sign-in and sessions
+  logout: async (c) => {
+    const { value, record } = await c.world.deps.tokens.createSession({
+      userId: c.world.owner.user.id,
+      ttlSeconds: 600,
+      now: new Date(),
+      effectiveRoles: {},
+    })
+    return {
+      path: '/auth/logout',
+      token: null,
+      headers: { cookie: `platform_session=${value}` },
+      event: () => ({ scope: platform, entity: `session:${record.id}`, action: 'session.ended' }),
+    }
+  },
+  passwordLogin: async (c) => ({
+    path: '/auth/password',
+    token: null,
+    body: { email: c.stack.user.email, password: c.stack.user.password },
+    event: () => ({ scope: platform, entity: 'user', action: 'login.succeeded' }),
+  }),
+  refreshLogin: async (c) => {
+    const { refresh_token } = await passwordLogin(c)
+    const userId = await userOf(c)
+    return {
+      path: '/auth/refresh',
+      token: null,
+      body: { refresh_token },
+      event: () => ({ scope: platform, entity: `user:${userId}`, action: 'login.refreshed' }),
+    }
+  },
+  exchangeServiceToken: async (c) => {
+    const { su, key } = await serviceUserWithKey(c)
+    const now = Math.floor(Date.now() / 1000)
+    const assertion = await new SignJWT({ iss: su.id, sub: su.id, aud: key.token_endpoint, iat: now, exp: now + 300, jti: randomUUID() })
+      .setProtectedHeader({ alg: 'ES256', kid: key.key_id })
+      .sign(await importPKCS8(key.private_key_pem, 'ES256'))
+    return {
+      path: '/oauth/token',
+      token: null,
+      body: { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion },
+      event: () => ({ scope: orgScope(c), entity: `service_user:${su.id}`, action: 'service_token.issued' }),
+    }
+  },
+  // admin: organizations
+  createOrganization: async () => ({
+    path: '/organizations',
+    body: { name: `Org ${rand()}` },
+    event: (org) => ({ scope: { org_id: org.id }, entity: `organization:${org.id}`, action: 'organization.created' }),
+  }),
+  addOrganizationMember: async (c) => ({
+    path: `/organizations/${c.world.org.id}/members`,
+    body: { email: `new-${rand()}@example.org`, role: 'org_member' },
+    event: (m) => ({ scope: orgScope(c), entity: `org_member:${m.user_id}`, action: 'org_member.added' }),
+  }),
+  removeOrganizationMember: async (c) => {
+    const m = await orgMember(c)
+    return {
+      path: `/organizations/${c.world.org.id}/members/${m.user_id}`,
+      event: () => ({ scope: orgScope(c), entity: `org_member:${m.user_id}`, action: 'org_member.removed' }),
+    }
+  },
+  createServiceUser: async (c) => ({
+    path: `/organizations/${c.world.org.id}/service-users`,
+    body: { name: `bot-${rand()}` },
+    event: (su) => ({ scope: orgScope(c), entity: `service_user:${su.id}`, action: 'service_user.created' }),
+  }),
+  updateServiceUser: async (c) => {
+    const { su } = await serviceUserWithKey(c)
+    return {
+      path: `/service-users/${su.id}`,
+      body: { description: 'renamed' },
+      event: () => ({ scope: orgScope(c), entity: `service_user:${su.id}`, action: 'service_user.updated' }),
+    }
+  },
+  createServiceKey: async (c) => {
+    const { su } = await serviceUserWithKey(c)
+    return {
+      path: `/service-users/${su.id}/keys`,
+      event: (k) => ({ scope: orgScope(c), entity: `service_key:${k.key_id}`, action: 'service_key.created' }),
+    }
+  },
+  revokeServiceKey: async (c) => {
+    const { su, key } = await serviceUserWithKey(c)
+    return {
+      path: `/service-users/${su.id}/keys/${key.key_id}`,
+      event: () => ({ scope: orgScope(c), entity: `service_key:${key.key_id}`, action: 'service_key.revoked' }),
+    }
+  },
+  // admin: projects, members, credentials
+  createProject: async (c) => ({
+    path: '/projects',
+    body: { org_id: c.world.org.id, name: `Project ${rand()}` },
+    event: (p) => ({ scope: { project_id: p.id }, entity: `project:${p.id}`, action: 'project.created' }),
+  }),
+  setProjectCredentials: async (c) => ({
+    path: `/projects/${c.world.project.id}/credentials`,
+    body: { service_account_email: 'runner@test-project.iam.gserviceaccount.com' },
+    event: () => ({ scope: projectScope(c), entity: `project:${c.world.project.id}`, action: 'credentials.configured' }),
+  }),
+  deleteProjectCredentials: async (c) => {
+    const p = await c.as('admin', 'POST', '/projects', {
+      org_id: c.world.org.id,
+      name: `Creds ${rand()}`,
+      service_account_email: 'runner@x-project.iam.gserviceaccount.com',
+    })
+    return {
+      path: `/projects/${p.id}/credentials`,
+      event: () => ({ scope: { project_id: p.id }, entity: `project:${p.id}`, action: 'credentials.removed' }),
+    }
+  },
+  addProjectMember: async (c) => ({
+    path: `/projects/${c.world.project.id}/members`,
+    body: { email: `m-${rand()}@example.org`, roles: ['viewer'] },
+    event: (m) => ({ scope: projectScope(c), entity: `project_member:${m.user_id}`, action: 'member.added' }),
+  }),
+  setProjectMemberRoles: async (c) => {
+    const m = await projectMember(c)
+    return {
+      path: `/projects/${c.world.project.id}/members/${m.user_id}`,
+      body: { roles: ['lab'] },
+      event: () => ({ scope: projectScope(c), entity: `project_member:${m.user_id}`, action: 'member.roles_changed' }),
+    }
+  },
+  removeProjectMember: async (c) => {
+    const m = await projectMember(c)
+    return {
+      path: `/projects/${c.world.project.id}/members/${m.user_id}`,
+      event: () => ({ scope: projectScope(c), entity: `project_member:${m.user_id}`, action: 'member.removed' }),
+    }
+  },
+  // admin: the caller's own settings and tokens
+  setDefaultContext: async (c) => ({
+    path: '/users/me/default-context',
+    body: { project_id: c.world.project.id },
+    event: () => ({ scope: projectScope(c), entity: `user:${c.world.owner.user.id}`, action: 'user.default_context_set' }),
+  }),
+  createPersonalAccessToken: async () => ({
+    path: '/users/me/tokens',
+    body: { name: 'walker' },
+    event: (t) => ({ scope: platform, entity: `personal_token:${t.id}`, action: 'token.created' }),
+  }),
+  revokePersonalAccessToken: async (c) => {
+    const t = await c.as('admin', 'POST', '/users/me/tokens', { name: 'to revoke' })
+    return { path: `/users/me/tokens/${t.id}`, event: () => ({ scope: platform, entity: `personal_token:${t.id}`, action: 'token.revoked' }) }
+  },
+  // compute
+  createPipeline: async (c) => ({
+    path: '/pipelines',
+    body: { slug: `walker-${rand()}`, name: 'Walker', type: 'container_entrypoint', container: 'alpine:3', version: '1.0.0', commands: ['echo hi'] },
+    event: (p) => ({ scope: projectScope(c), entity: `pipeline:${p.id}`, action: 'pipeline.created' }),
+  }),
+  createRun: async (c) => ({
+    path: '/runs',
+    body: { pipeline_id: pipelineId(PLATFORM_SCOPE, 'hello-local', '1.0.0'), params: {} },
+    event: (r) => ({ scope: projectScope(c), entity: `run:${r.id}`, action: 'run.submitted' }),
+  }),
+  cancelRun: async (c) => {
+    const r = await c.as('compute', 'POST', '/runs', { pipeline_id: pipelineId(PLATFORM_SCOPE, 'hello-local', '1.0.0'), params: {} })
+    return { path: `/runs/${r.id}`, event: () => ({ scope: projectScope(c), entity: `run:${r.id}`, action: 'run.cancelled' }) }
+  },
+  // clinical data
+  createSubject: async (c) => ({
+    path: '/subjects',
+    body: { external_id: `P-${rand()}`, sex: 'male', affected_status: 'affected' },
+    event: (x) => ({ scope: projectScope(c), entity: `subject:${x.id}`, action: 'subject.created' }),
+  }),
+  updateSubject: async (c) => {
+    const x = await subjectVia(c)
+    return {
+      path: `/subjects/${x.id}`,
+      body: { display_name: 'Renamed' },
+      event: () => ({ scope: projectScope(c), entity: `subject:${x.id}`, action: 'subject.updated' }),
+    }
+  },
+  deleteSubject: async (c) => {
+    const x = await subjectVia(c)
+    return { path: `/subjects/${x.id}`, event: () => ({ scope: projectScope(c), entity: `subject:${x.id}`, action: 'subject.deleted' }) }
+  },
+  createSample: async (c) => {
+    const subject = await subjectVia(c)
+    const external_id = `S-${rand()}`
+    return {
+      path: '/samples',
+      body: { external_id, subject_id: subject.id, type: 'saliva' },
+      event: (x) => ({ scope: projectScope(c), entity: `sample:${x.id}`, action: 'sample.created' }),
+    }
+  },
+  updateSample: async (c) => {
+    const x = await sampleVia(c)
+    return {
+      path: `/samples/${x.id}`,
+      body: { type: 'dna' },
+      event: () => ({ scope: projectScope(c), entity: `sample:${x.id}`, action: 'sample.updated' }),
+    }
+  },
+  deleteSample: async (c) => {
+    const x = await sampleVia(c)
+    return { path: `/samples/${x.id}`, event: () => ({ scope: projectScope(c), entity: `sample:${x.id}`, action: 'sample.deleted' }) }
+  },
+  createOrder: async (c) => ({
+    path: '/orders',
+    body: { test_code: 'WGS-trio', priority: 'urgent' },
+    event: (o) => ({ scope: projectScope(c), entity: `order:${o.id}`, action: 'order.created' }),
+  }),
+  updateOrder: async (c) => {
+    const o = await orderVia(c)
+    return {
+      path: `/orders/${o.id}`,
+      body: { priority: 'stat' },
+      event: () => ({ scope: projectScope(c), entity: `order:${o.id}`, action: 'order.updated' }),
+    }
+  },
+  deleteOrder: async (c) => {
+    const o = await orderVia(c)
+    return { path: `/orders/${o.id}`, event: () => ({ scope: projectScope(c), entity: `order:${o.id}`, action: 'order.deleted' }) }
+  },
+  transitionOrder: async (c) => {
+    const o = await orderVia(c, true)
+    return {
+      path: `/orders/${o.id}/transition`,
+      body: { to: 'signed' },
+      event: () => ({ scope: projectScope(c), entity: `order:${o.id}`, action: 'order.transitioned' }),
+    }
+  },
+  addOrderSample: async (c) => {
+    const o = await orderVia(c)
+    const x = await sampleVia(c)
+    return {
+      path: `/orders/${o.id}/samples/${x.id}`,
+      body: { role: 'proband' },
+      event: () => ({ scope: projectScope(c), entity: `order:${o.id}`, action: 'order.sample_added' }),
+    }
+  },
+  removeOrderSample: async (c) => {
+    const o = await orderVia(c)
+    const x = await sampleVia(c)
+    await c.as('clinical', 'POST', `/orders/${o.id}/samples/${x.id}`, { role: 'proband' })
+    return {
+      path: `/orders/${o.id}/samples/${x.id}`,
+      event: () => ({ scope: projectScope(c), entity: `order:${o.id}`, action: 'order.sample_removed' }),
+    }
+  },
+  moveOrderLabflow: async (c) => {
+    const o = await orderVia(c, true)
+    await c.as('clinical', 'POST', `/orders/${o.id}/transition`, { to: 'signed' })
+    return {
+      path: `/orders/${o.id}/labflow/transitions`,
+      body: { transition: 'advance-accessioning' },
+      event: () => ({ scope: projectScope(c), entity: `order:${o.id}`, action: 'order.labflow_moved' }),
+    }
+  },
+  createLabflow: async (c) => ({
+    path: '/labflows',
+    body: { key: `k_${rand()}`, name: 'K', stages: STAGES, transitions: [] },
+    event: (l) => ({ scope: projectScope(c), entity: `labflow:${l.id}`, action: 'labflow.created' }),
+  }),
+  createLabflowVersion: async (c) => {
+    const l = await c.as('clinical', 'POST', '/labflows', { key: `k_${rand()}`, name: 'K', stages: STAGES, transitions: [] })
+    return {
+      path: `/labflows/${l.id}/versions`,
+      body: { stages: STAGES.slice(0, 1), transitions: [] },
+      event: () => ({ scope: projectScope(c), entity: `labflow:${l.id}`, action: 'labflow.version_created' }),
+    }
+  },
+  // reports
+  createReport: async (c) => {
+    const order = await makeTrioOrder(c.world.deps, c.world.project)
+    return {
+      path: '/reports',
+      body: { order_id: order.accession },
+      event: (r) => ({ scope: projectScope(c), entity: reportEntity(r.id), action: 'report.created' }),
+    }
+  },
+  updateReport: async (c) => {
+    const { report } = await reportVia(c)
+    return {
+      path: `/reports/${report.id}`,
+      body: { notes: 'n' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.updated' }),
+    }
+  },
+  deleteReport: async (c) => {
+    const { report } = await reportVia(c)
+    return { path: `/reports/${report.id}`, event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.deleted' }) }
+  },
+  transitionReport: async (c) => {
+    const { report } = await reportVia(c)
+    return {
+      path: `/reports/${report.id}/transition`,
+      body: { to: 'in_review' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.transitioned' }),
+    }
+  },
+  amendReport: async (c) => {
+    const { report } = await reportVia(c)
+    await c.as('reports', 'POST', `/reports/${report.id}/transition`, { to: 'in_review' })
+    const signer = await c.world.caller(['reviewer'])
+    await signThroughStore({ deps: reportsOf(c), project: c.world.project }, report.id, signer)
+    return {
+      path: `/reports/${report.id}/amendments`,
+      body: { reason: 'corrected phenotype' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.amended' }),
+    }
+  },
+  addReportVariant: async (c) => {
+    const { report, variant } = await reportVia(c)
+    return {
+      path: `/reports/${report.id}/variants`,
+      body: { variant_id: variant.id, acmg_classification: 'pathogenic' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.variant_added' }),
+    }
+  },
+  updateReportVariant: async (c) => {
+    const { report, variant } = await reportVia(c)
+    await c.as('reports', 'POST', `/reports/${report.id}/variants`, { variant_id: variant.id })
+    return {
+      path: `/reports/${report.id}/variants/${variant.id}`,
+      body: { acmg_classification: 'benign' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.variant_updated' }),
+    }
+  },
+  removeReportVariant: async (c) => {
+    const { report, variant } = await reportVia(c)
+    await c.as('reports', 'POST', `/reports/${report.id}/variants`, { variant_id: variant.id })
+    return {
+      path: `/reports/${report.id}/variants/${variant.id}`,
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.variant_removed' }),
+    }
+  },
+  createReportComment: async (c) => {
+    const { report } = await reportVia(c)
+    return {
+      path: `/reports/${report.id}/comments`,
+      body: { type: 'review', comment: 'Check the segregation.' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.comment_added' }),
+    }
+  },
+  updateReportComment: async (c) => {
+    const { report } = await reportVia(c)
+    const comment = await c.as('reports', 'POST', `/reports/${report.id}/comments`, { type: 'review', comment: 'Check it.' })
+    return {
+      path: `/reports/${report.id}/comments/${comment.id}`,
+      body: { resolved: true },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.comment_resolved' }),
+    }
+  },
+  createReportSnapshot: async (c) => {
+    const { report } = await reportVia(c)
+    return {
+      path: `/reports/${report.id}/snapshots`,
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.snapshot_taken' }),
+    }
+  },
+  // files
+  createUploadUrl: async (c) => {
+    const path = `walker/up-${rand()}.txt`
+    return {
+      path: '/files/upload-url',
+      body: { path, content_type: 'text/plain' },
+      event: () => ({ scope: projectScope(c), entity: fileEntity(c, path), action: 'file.upload_url_issued' }),
+    }
+  },
+  copyFile: async (c) => {
+    const source = `walker/src-${rand()}.txt`
+    await putFile(c, source)
+    const destination = `walker/copy-${rand()}.txt`
+    return {
+      path: '/files/copy',
+      body: { source, destination },
+      event: () => ({ scope: projectScope(c), entity: fileEntity(c, destination), action: 'file.copied' }),
+    }
+  },
+  moveFile: async (c) => {
+    const source = `walker/move-${rand()}.txt`
+    await putFile(c, source)
+    return {
+      path: '/files/move',
+      body: { source, destination: `walker/moved-${rand()}.txt` },
+      event: () => ({ scope: projectScope(c), entity: fileEntity(c, source), action: 'file.moved' }),
+    }
+  },
+  deleteFile: async (c) => {
+    const path = `walker/del-${rand()}.txt`
+    await putFile(c, path)
+    return { path: `/files?path=${path}`, event: () => ({ scope: projectScope(c), entity: fileEntity(c, path), action: 'file.deleted' }) }
+  },
+}
+
+export const MUTATING = ['post', 'put', 'patch', 'delete']
+let files: Awaited<ReturnType<typeof localFiles>> | undefined
+
+export interface Operation {
+  service: string
+  id: string
+  method: string
+  path: string
+  isPublic: boolean
+}
+
+/**
+ * A tenant with every service's app on the emulators (admin with the real local OIDC provider, the
+ * compute service with the local executor, the file service with its local storage, the rest from
+ * the registry), a context for the fixtures, and every mutating operation of every service.
+ */
+export async function operationsWorld() {
+  const stack = await startLoginStack()
+  const world = stack.world
+  const compute = await localCompute(world)
+  files = await localFiles(world)
+  const audit = localAudit(world)
+  const apps = new Map<string, Hono<any>>([
+    ['admin', stack.app],
+    ['compute', createComputeApp(compute.deps)],
+    ['files', files.app],
+    ['audit', audit.app],
+    ['reports', createReportsApp(reportsOf({ world } as Ctx))],
+  ])
+  const appOf = (name: string) => {
+    if (!apps.has(name)) apps.set(name, SERVICES.find((s) => s.name === name)!.create(world.deps))
+    return apps.get(name)!
+  }
+  const scoped = (name: string) => SERVICES.find((s) => s.name === name)!.projectScoped
+  const ctx: Ctx = {
+    stack,
+    world,
+    app: appOf,
+    as: async (service, method, path, body) => {
+      const res = await call(appOf(service), method, `/api/v1${path}`, {
+        token: world.owner.token,
+        body,
+        project: scoped(service) ? world.project.id : undefined,
+      })
+      expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300)
+      return res.body
+    },
+  }
+  const operations: Operation[] = []
+  for (const service of SERVICES) {
+    for (const o of operationsOf(await fetchDoc(appOf(service.name)))) {
+      if (MUTATING.includes(o.method))
+        operations.push({
+          service: service.name,
+          id: o.op.operationId ?? `${o.method} ${o.path}`,
+          method: o.method,
+          path: o.path,
+          isPublic: o.isPublic,
+        })
+    }
+  }
+  return {
+    stack,
+    world,
+    ctx,
+    audit,
+    operations,
+    appOf,
+    scoped,
+    async close() {
+      await Promise.all([stack.stop(), compute.close(), files?.close()])
+    },
+  }
+}
