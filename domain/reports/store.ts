@@ -6,6 +6,7 @@ import type { Db } from '../../lib/db.js'
 import { badRequest, conflict, notFound } from '../../lib/errors.js'
 import { newId, UUID_RE } from '../../lib/ids.js'
 import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
+import { directReads, type DocReader } from '../../lib/reads.js'
 import type { OrderRecord } from '../clinical/model.js'
 import type { OrderStore } from '../clinical/orders.js'
 import type { OrderStatus } from '../clinical/order-status.js'
@@ -133,10 +134,10 @@ export class ReportStore {
     return this.audit.prepare(tx, { project_id: project.id, entity: { type: 'report', id: reportId } })
   }
 
-  /** A report of the project; another project's is absent. */
-  async get(projectId: string, id: string): Promise<ReportRecord | undefined> {
+  /** A report of the project; another project's is absent. `reads` may hold it already (the request's prefetch). */
+  async get(projectId: string, id: string, reads: DocReader = directReads): Promise<ReportRecord | undefined> {
     if (!UUID_RE.test(id)) return undefined
-    const report = (await this.refs.report(id).get()).data() as ReportRecord | undefined
+    const report = (await reads.get(this.refs.report(id))).data() as ReportRecord | undefined
     return report?.project_id === projectId ? report : undefined
   }
 

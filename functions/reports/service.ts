@@ -4,6 +4,7 @@ import { reportsDeps, type ReportsDeps } from './deps.js'
 import { printPages } from './pages/print.js'
 import { signoffPages } from './pages/signoff.js'
 import { reports } from './routes/reports.js'
+import { reportPrefetch } from './views.js'
 
 /** The report service: reports of orders, their variants, comments, snapshots and status moves; the browser sign-off and the printable report. */
 export const reportsService = defineService<ReportsDeps>({
@@ -31,6 +32,7 @@ export const reportsService = defineService<ReportsDeps>({
   ],
   deps: (kernel) => reportsDeps(kernel),
   routes: [reports],
+  prefetch: reportPrefetch,
   pages: [printPages, signoffPages],
 })
 

@@ -4,14 +4,34 @@ import { canInProject } from '../../lib/auth/access.js'
 import type { Permission } from '../../lib/auth/roles.js'
 import { iso } from '../../lib/db.js'
 import { notFound } from '../../lib/errors.js'
-import { refuse, requires } from '../../lib/http.js'
+import { refuse, requires, type Prefetch } from '../../lib/http.js'
+import { UUID_RE } from '../../lib/ids.js'
 import { publicBase } from '../../lib/pages.js'
 import { combineCriteria, parseCriteria } from '../../domain/reports/acmg.js'
 import type { CommentRecord, ReportRecord, SnapshotRecord, UserRef } from '../../domain/reports/model.js'
 import { blockersFor, describeBlocker } from '../../domain/reports/signoff.js'
 import { isRefusal, reportTransitions, type JoinedVariant, type Refusal, type ReportProject } from '../../domain/reports/store.js'
-import type { ReportsEnv } from './deps.js'
+import type { ReportsDeps, ReportsEnv } from './deps.js'
 import type { Comment, Report, ReportVariant, Snapshot } from './schemas.js'
+
+/**
+ * Every route under /reports/{id} reads the report first: it is declared, so the kernel reads it in
+ * the same round trip as the caller's account (lib/http.ts, `Prefetch`) and loadReport finds it there.
+ */
+export const reportPrefetch: Array<Prefetch<ReportsDeps>> = (['get', 'post', 'patch', 'delete'] as const).map((method) => ({
+  method,
+  paths: [
+    '/reports/{id}',
+    '/reports/{id}/transition',
+    '/reports/{id}/amendments',
+    '/reports/{id}/variants',
+    '/reports/{id}/variants/{variant_id}',
+    '/reports/{id}/comments',
+    '/reports/{id}/comments/{comment_id}',
+    '/reports/{id}/snapshots',
+  ],
+  docs: ({ id }, deps) => (id && UUID_RE.test(id) ? [deps.reports.refs.report(id)] : []),
+}))
 
 /** Records as the API shows them, and the per-request helpers every report route uses. */
 export const canFor = (c: Context<ReportsEnv>) => (permission: Permission) => canInProject(c.var.principal, c.var.project, permission)
@@ -41,7 +61,7 @@ export async function orRefused<T>(c: Context<ReportsEnv>, result: T | Refusal):
 }
 
 export async function loadReport(c: Context<ReportsEnv>, id: string): Promise<ReportRecord> {
-  const report = await c.var.deps.reports.get(c.var.project.id, id)
+  const report = await c.var.deps.reports.get(c.var.project.id, id, c.var.reads)
   if (!report) throw notFound('report')
   return report
 }
