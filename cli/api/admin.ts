@@ -124,6 +124,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{id}/letterhead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the laboratory's letterhead on the project's reports (project admins)
+         * @description The printable reports of the report service carry it: the laboratory, its address and contacts, its accreditation, its director.
+         */
+        put: operations["setProjectLetterhead"];
+        post?: never;
+        /** Remove the project's letterhead: its reports carry the organization's name again (project admins) */
+        delete: operations["deleteProjectLetterhead"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects": {
         parameters: {
             query?: never;
@@ -525,6 +546,37 @@ export interface components {
              */
             service_account_email: string;
         };
+        /**
+         * @description How the laboratory identifies itself on the project's reports (ISO 15189: who issued a report, and how to reach them)
+         * @example {
+         *       "laboratory": "Demo Lab, Molecular Genetics",
+         *       "address": [
+         *         "1 Helix Road",
+         *         "10115 Berlin",
+         *         "Germany"
+         *       ],
+         *       "phone": "+49 30 0000000",
+         *       "email": "genetics@demo-lab.example",
+         *       "accreditation": "ISO 15189:2022 accredited",
+         *       "director": "Dr. Grace Hopper, laboratory director"
+         *     }
+         */
+        Letterhead: {
+            /** @description The laboratory as its reports name it */
+            laboratory: string;
+            address?: string[];
+            phone?: string;
+            /** Format: email */
+            email?: string;
+            /** Format: uri */
+            website?: string;
+            /** @description Accreditations and licences */
+            accreditation?: string;
+            /** @description The laboratory director */
+            director?: string;
+            /** @description A closing line under every report */
+            footer?: string;
+        };
         Project: {
             /**
              * Format: uuid
@@ -539,6 +591,7 @@ export interface components {
             /** @description Storage bucket of the project */
             bucket_name: string;
             credentials_configured: boolean;
+            letterhead?: components["schemas"]["Letterhead"] & unknown;
             created: string;
         };
         CreateProject: {
@@ -1406,6 +1459,124 @@ export interface operations {
         };
     };
     deleteProjectCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setProjectLetterhead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Letterhead"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Letterhead"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteProjectLetterhead: {
         parameters: {
             query?: never;
             header?: never;

@@ -1,5 +1,6 @@
 import { defineService, serviceApp } from '../../lib/service.js'
 import { REPORT_COLLECTIONS } from '../../domain/reports/model.js'
+import { seedDemoLetterhead } from '../../domain/reports/seed.js'
 import { reportsDeps, type ReportsDeps } from './deps.js'
 import { printPages } from './pages/print.js'
 import { signoffPages } from './pages/signoff.js'
@@ -34,6 +35,7 @@ export const reportsService = defineService<ReportsDeps>({
   routes: [reports],
   prefetch: reportPrefetch,
   pages: [printPages, signoffPages],
+  seed: ({ kernel, project }) => seedDemoLetterhead(kernel, project),
 })
 
 export const createReportsApp = (deps: ReportsDeps) => serviceApp(reportsService.definition, deps)

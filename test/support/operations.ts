@@ -217,6 +217,19 @@ export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
     body: { service_account_email: 'runner@test-project.iam.gserviceaccount.com' },
     event: () => ({ scope: projectScope(c), entity: `project:${c.world.project.id}`, action: 'credentials.configured' }),
   }),
+  setProjectLetterhead: async (c) => ({
+    path: `/projects/${c.world.project.id}/letterhead`,
+    body: { laboratory: 'Test Lab, Molecular Genetics', address: ['1 Helix Road'] },
+    event: () => ({ scope: projectScope(c), entity: `project:${c.world.project.id}`, action: 'project.letterhead_set' }),
+  }),
+  deleteProjectLetterhead: async (c) => {
+    const p = await c.as('admin', 'POST', '/projects', { org_id: c.world.org.id, name: `Letterhead ${rand()}` })
+    await c.as('admin', 'PUT', `/projects/${p.id}/letterhead`, { laboratory: 'To remove' })
+    return {
+      path: `/projects/${p.id}/letterhead`,
+      event: () => ({ scope: { project_id: p.id }, entity: `project:${p.id}`, action: 'project.letterhead_removed' }),
+    }
+  },
   deleteProjectCredentials: async (c) => {
     const p = await c.as('admin', 'POST', '/projects', {
       org_id: c.world.org.id,

@@ -76,7 +76,7 @@ export async function loadForPage(c: Context<ReportsEnv>, id: string, opts: { as
 export async function letterheadOf(c: Context<ReportsEnv>, project: ReportProject): Promise<Letterhead> {
   const { access } = c.var.deps
   const [p, org] = await Promise.all([access.getProject(project.id), access.getOrg(project.org_id)])
-  return { organization: org?.name ?? 'Laboratory', project: p?.name ?? '' }
+  return { organization: org?.name ?? 'Laboratory', project: p?.name ?? '', ...(p?.letterhead ? { details: p.letterhead } : {}) }
 }
 
 /** Records a refusal of a page's request that is about who asks, not about the report: access.denied. */

@@ -93,9 +93,11 @@ printPages.get('/:id/print', async (c) => {
     }
     <h2>Signature</h2>
     ${report.signatures.length ? signatureBlock(report.signatures) : html`<p class="muted">Not signed.</p>`} ${facts}
+    ${letterhead.details?.footer ? html`<p class="muted">${letterhead.details.footer}</p>` : ''}
     <footer>
-      Report <code>${report.id}</code> · revision ${report.revision} · ${report.order_accession} · ${letterhead.organization}. The SHA-256 identifies
-      the signed content: anyone who can read the report re-derives it from its snapshot.
+      Report <code>${report.id}</code> · revision ${report.revision} · ${report.order_accession} ·
+      ${letterhead.details?.laboratory ?? letterhead.organization}. The SHA-256 identifies the signed content: anyone who can read the report
+      re-derives it from its snapshot.
     </footer>`
   return c.html(pageHtml({ title: `${report.order_accession} report, revision ${report.revision}`, assets: ASSETS, body }), 200)
 })

@@ -1,3 +1,4 @@
+import type { Letterhead as ProjectLetterhead } from '../../../lib/auth/access.js'
 import { html, Raw } from '../../../lib/pages.js'
 import { CLASSIFICATION_LABELS, type AcmgClassification } from '../../../domain/reports/acmg.js'
 import type { SignatureRecord } from '../../../domain/reports/model.js'
@@ -11,6 +12,8 @@ import type { SnapshotContent, SnapshotVariant } from '../../../domain/reports/s
 export interface Letterhead {
   organization: string
   project: string
+  /** The project's own letterhead, when its admins set one (PUT /projects/{id}/letterhead at the admin service). */
+  details?: ProjectLetterhead
 }
 
 const TEMPLATE_TITLES: Record<string, string> = {
@@ -39,12 +42,16 @@ ${opts.body}
 }
 
 export function letterheadHtml(lh: Letterhead, right?: Raw): Raw {
+  const d = lh.details
+  const contacts = [d?.phone, d?.email, d?.website].filter(Boolean).join(' · ')
   return html`<header class="letterhead">
     <div>
-      <div class="lab">${lh.organization}</div>
-      <div class="lines">${lh.project}</div>
+      <div class="lab">${d?.laboratory ?? lh.organization}</div>
+      <div class="lines">
+        ${d ? html`${d.address?.length ? html`${d.address.join(', ')}<br />` : ''}${contacts ? html`${contacts}<br />` : ''}${d.accreditation ? html`${d.accreditation}<br />` : ''}` : ''}${lh.project}
+      </div>
     </div>
-    <div class="right">${right ?? ''}</div>
+    <div class="right">${right ?? ''}${d?.director ? html`<br />${d.director}` : ''}</div>
   </header>`
 }
 

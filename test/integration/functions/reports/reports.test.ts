@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../../../lib/canonical.js'
 import { sha256 } from '../../../../lib/ids.js'
 import { verifySnapshotText } from '../../../../domain/reports/snapshot.js'
+import { AdminStore } from '../../../../domain/tenancy/store.js'
 import { cachedVariant, makeReportsWorld, signThroughStore } from '../../../support/reports.js'
 
 /**
@@ -495,6 +496,20 @@ describe('reports', async () => {
       expect(final.text).toContain('Final report.')
       expect(final.text).toContain(got.signatures[0].sha256)
       expect(final.text).toContain('Electronically signed')
+      expect(final.text).toContain('Test Lab')
+      await new AdminStore(w.deps.db, w.deps.audit, w.deps.clock).setLetterhead(
+        { actor: { type: 'system', id: 'test' } },
+        (await w.deps.access.getProject(w.project.id))!,
+        {
+          laboratory: 'Test Lab, Molecular Genetics',
+          address: ['1 Helix Road', 'Berlin'],
+          accreditation: 'ISO 15189:2022 accredited',
+          footer: 'Questions: call us.',
+        },
+      )
+      const lettered = await print(report.id)
+      for (const line of ['Test Lab, Molecular Genetics', '1 Helix Road, Berlin', 'ISO 15189:2022 accredited', 'Questions: call us.'])
+        expect(lettered.text).toContain(line)
       const rev2 = (await w.api('POST', `/reports/${report.id}/amendments`, { body: { reason: 'Corrected zygosity' } })).body.id
       expect((await print(rev2)).text).toContain('DRAFT: not signed, not for clinical use.')
       expect((await print(rev2)).text).toContain('Reason: Corrected zygosity')
