@@ -216,7 +216,10 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     const provider = await startOidcProvider({
       port: ports.oidc,
       host: '127.0.0.1',
-      users: [{ email: SEED.user.email, password: state.admin_password, name: SEED.user.name }],
+      users: [
+        { email: SEED.user.email, password: state.admin_password, name: SEED.user.name },
+        { email: SEED.reviewer.email, password: state.reviewer_password, name: SEED.reviewer.name },
+      ],
       clients: [oidcClient],
       audience: LOCAL_OIDC_AUDIENCE,
     })
@@ -301,6 +304,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       bucket_name: base.project.bucket_name,
       token: base.token,
       user: { email: SEED.user.email, password: state.admin_password },
+      reviewer: { email: SEED.reviewer.email, password: state.reviewer_password },
       firestore_emulator_host: firestore.host,
       pubsub_emulator_host: pubsub.host,
       gcp_project: LOCAL_GCP_PROJECT,
