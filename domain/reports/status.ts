@@ -52,9 +52,6 @@ export const REPORT_EDGES: readonly ReportEdge[] = [
   })),
 ]
 
-/** The targets of POST /reports/{id}/transition: every status but those only the platform itself moves to. */
-export const TRANSITION_TARGETS = ['draft', 'in_review', 'cancelled', 'entered_in_error'] as const satisfies readonly ReportStatus[]
-
 export interface ReportShape {
   status: ReportStatus
   conclusion?: string

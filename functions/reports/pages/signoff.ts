@@ -107,10 +107,15 @@ signoffPages.post('/:id/signoff/', async (c) => {
   const token = typeof form.csrf_token === 'string' ? form.csrf_token : ''
   const snapshotId = typeof form.snapshot_id === 'string' ? form.snapshot_id : ''
   if (!token || token.length > 200) {
-    await recordDenied(c, 'sign-off form without its security token', project ? { project_id: project.id, org_id: project.org_id } : {}, {
-      type: 'report',
-      id,
-    })
+    await recordDenied(
+      c,
+      'sign-off form without its security token',
+      { project_id: project.id, org_id: project.org_id },
+      {
+        type: 'report',
+        id,
+      },
+    )
     return deniedPage(c, 403, "The form's security token is missing: open the sign-off page again and sign from it.")
   }
   if (form.meaning !== 'approved') return deniedPage(c, 400, 'The only meaning a signature here can have is "approved".')

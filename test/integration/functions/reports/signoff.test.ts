@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { chromium, type Browser, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createKernel } from '../../../../lib/kernel.js'
 import { grant, seedToken, seedUser } from '../../../../domain/tenancy/seed.js'
@@ -397,5 +397,3 @@ describe('reports: the browser sign-off', async () => {
     expect(other?.status()).toBe(404)
   })
 })
-
-export type { BrowserContext }
