@@ -9,11 +9,12 @@ import { join } from 'node:path'
  *   state.json     values generated once and kept across restarts (secrets, the seeded token)
  *   signing-key.pem the local service account's RSA key, with which storage addresses are signed
  *   suite.pid      the running suite's pid, while one runs
- *   firestore/     the Firestore emulator's export, imported on the next start
+ *   emulators.json the emulators' pids and hosts while they run: after a crash, the next start takes them over
+ *   firestore/     the Firestore emulator's export, imported on the next start (firestore.old/ while one is swapped in)
  *   pubsub/        the Pub/Sub emulator's data
  *   work/          the local Batch executor's working folders
  *   buckets/       one folder per project bucket (local object storage)
- *   logs/          the emulators' output
+ *   logs/          the emulators' output (firestore.log, pubsub.log)
  */
 export function layout(dataDir: string) {
   return {
@@ -21,6 +22,7 @@ export function layout(dataDir: string) {
     stateFile: join(dataDir, 'state.json'),
     signingKey: join(dataDir, 'signing-key.pem'),
     pidFile: join(dataDir, 'suite.pid'),
+    emulatorsFile: join(dataDir, 'emulators.json'),
     firestoreExport: join(dataDir, 'firestore'),
     pubsub: join(dataDir, 'pubsub'),
     work: join(dataDir, 'work'),
@@ -65,7 +67,19 @@ export interface SuiteState {
 
 /** Removes what a previous start left, but only the entries the suite itself writes: --data-dir may point anywhere. */
 export async function cleanDataDir(l: Layout) {
-  for (const path of [l.suiteFile, l.stateFile, l.signingKey, l.firestoreExport, l.pubsub, l.work, l.buckets, l.logs]) {
+  for (const path of [
+    l.suiteFile,
+    l.stateFile,
+    l.signingKey,
+    l.emulatorsFile,
+    l.firestoreExport,
+    `${l.firestoreExport}.old`,
+    `${l.firestoreExport}.next`,
+    l.pubsub,
+    l.work,
+    l.buckets,
+    l.logs,
+  ]) {
     await rm(path, { recursive: true, force: true })
   }
 }
@@ -174,10 +188,16 @@ export async function acquireLock(l: Layout, dataDir: string): Promise<() => Pro
   throw new AlreadyRunningError(`another local suite claimed ${dataDir} while this one was starting`)
 }
 
-/** Where the Firestore emulator finds the last export, for --import-data; undefined on a first start. */
+/**
+ * Where the Firestore emulator finds the last export, for --import-data; undefined on a first start.
+ * A crash in the middle of swapping a new export in leaves the previous one as firestore.old/.
+ */
 export function firestoreImportPath(l: Layout): string | undefined {
-  const metadata = join(l.firestoreExport, 'firestore_export', 'firestore_export.overall_export_metadata')
-  return existsSync(metadata) ? metadata : undefined
+  for (const dir of [l.firestoreExport, `${l.firestoreExport}.old`]) {
+    const metadata = join(dir, 'firestore_export', 'firestore_export.overall_export_metadata')
+    if (existsSync(metadata)) return metadata
+  }
+  return undefined
 }
 
 /**
@@ -185,7 +205,7 @@ export function firestoreImportPath(l: Layout): string | undefined {
  * --export-on-exit does not export when the JVM gets SIGTERM, so the suite exports itself. The new
  * export is written beside the old one and swapped in, so a failed export never loses the last good one.
  */
-export async function exportFirestore(l: Layout, firestoreHost: string, gcpProject: string) {
+export async function exportFirestore(l: Layout, firestoreHost: string, gcpProject: string, timeoutMs = 120_000) {
   const next = `${l.firestoreExport}.next`
   const old = `${l.firestoreExport}.old`
   await rm(next, { recursive: true, force: true })
@@ -194,6 +214,7 @@ export async function exportFirestore(l: Layout, firestoreHost: string, gcpProje
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ database: `projects/${gcpProject}/databases/(default)`, export_directory: next, export_name: 'firestore_export' }),
+    signal: AbortSignal.timeout(timeoutMs),
   })
   if (!res.ok) throw new Error(`the Firestore emulator refused the export (${res.status}): ${await res.text()}`)
   await rm(old, { recursive: true, force: true })

@@ -9,12 +9,14 @@ import { ORCHESTRATOR_FUNCTIONS } from '../orchestrator/functions.js'
  * The orchestrator's functions hosted as in the cloud: each registered functions-framework
  * function on its own local port, each CloudEvent function fed by a Pub/Sub push subscription on
  * its topic (the emulator delivers them as Cloud Pub/Sub does), and the reconciler called over
- * HTTP on a schedule, as Cloud Scheduler would.
+ * HTTP on a schedule, as Cloud Scheduler would (once the caller starts it: scheduleReconcile).
  */
 
 export const FUNCTION_NAMES = ORCHESTRATOR_FUNCTIONS.map((f) => f.name)
-/** Cloud Scheduler's cadence for the reconciler in infra/. */
+/** The local suite's cadence for the reconciler (Cloud Scheduler's in infra/ is RECONCILE_SCHEDULE). */
 export const RECONCILE_EVERY_MS = 30_000
+/** Passes run back to back while the previous one reports work left, at most this many before waiting for the next tick. */
+const MAX_CHAINED_PASSES = 20
 const ACK_DEADLINE_SECONDS = 60
 const ALREADY_EXISTS = 6
 
@@ -50,6 +52,12 @@ export async function ensurePushSubscription(pubsub: PubSub, topic: string, name
 
 export interface HostedFunctions {
   urls: Record<string, string>
+  /**
+   * Calls the reconciler now and then every RECONCILE_EVERY_MS, as Cloud Scheduler would, with
+   * `body` as the request's JSON. A pass is never started while one is running, and a pass that
+   * reports runs left (its time budget ran out) is followed at once by another.
+   */
+  scheduleReconcile(body?: Record<string, unknown>): void
   /** Stops the schedule and closes the servers. */
   stop(): Promise<void>
 }
@@ -69,9 +77,42 @@ export async function hostFunctions(opts: {
   const servers: Server[] = []
   const urls: Record<string, string> = {}
   let timer: NodeJS.Timeout | undefined
+  let stopped = false
   const stop = async () => {
+    stopped = true
     if (timer) clearInterval(timer)
     await Promise.all(servers.splice(0).map((s) => opts.close(s)))
+  }
+
+  let passing = false
+  /** One reconcile call; true when it reports runs left for another pass. */
+  const pass = async (url: string, body: Record<string, unknown>): Promise<boolean> => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    if (!res.ok) {
+      opts.log.warn('scheduled reconcile failed', { status: res.status, body: await res.text() })
+      return false
+    }
+    const report = (await res.json()) as { remaining?: Record<string, number> }
+    return Object.values(report.remaining ?? {}).some((n) => n > 0)
+  }
+  const tick = async (url: string, body: Record<string, unknown>) => {
+    if (passing || stopped) return
+    passing = true
+    try {
+      let more = true
+      for (let i = 0; more && i < MAX_CHAINED_PASSES && !stopped; i++) more = await pass(url, body)
+    } catch (err) {
+      if (!stopped) opts.log.warn('scheduled reconcile failed', { error: err })
+    } finally {
+      passing = false
+    }
+  }
+  const scheduleReconcile = (body: Record<string, unknown> = {}) => {
+    const url = urls.reconcile
+    if (!url || timer || stopped) return
+    void tick(url, body)
+    timer = setInterval(() => void tick(url, body), RECONCILE_EVERY_MS)
+    timer.unref()
   }
   try {
     for (const fn of ORCHESTRATOR_FUNCTIONS) {
@@ -87,18 +128,7 @@ export async function hostFunctions(opts: {
       const topic = fn.topic(opts.config)
       await ensurePushSubscription(opts.pubsub, topic, subscriptionName(topic, fn.name), pushEndpoint(urls[fn.name]!, opts.config, topic))
     }
-    const reconcileUrl = urls.reconcile
-    if (reconcileUrl) {
-      timer = setInterval(() => {
-        fetch(reconcileUrl, { method: 'POST' })
-          .then(async (res) => {
-            if (!res.ok) opts.log.warn('scheduled reconcile failed', { status: res.status, body: await res.text() })
-          })
-          .catch((err: unknown) => opts.log.warn('scheduled reconcile failed', { error: err }))
-      }, RECONCILE_EVERY_MS)
-      timer.unref()
-    }
-    return { urls, stop }
+    return { urls, scheduleReconcile, stop }
   } catch (err) {
     await stop()
     throw err

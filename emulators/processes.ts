@@ -1,12 +1,14 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 
 /**
  * Starting and stopping the Google Cloud emulators, shared by the local suite and the test setup.
  * Each emulator is spawned in its own process group (the gcloud wrappers are shell scripts that
- * start a JVM), so stopping kills the JVM too.
+ * start a JVM), so stopping kills the JVM too. With a log file, an emulator writes its output
+ * there rather than to a pipe, and so depends on nothing of the process that started it: the local
+ * suite's emulators outlive a crash of the suite, and the next start takes their data (leftovers.ts).
  */
 
 export class MissingToolError extends Error {
@@ -64,7 +66,27 @@ export interface RunningProcess {
   host: string
   child: ChildProcess
   stop(): Promise<void>
+  /** The last 20 kB of what it printed (since this start, for a log file). */
   output(): string
+}
+
+const OUTPUT_TAIL = 20_000
+
+/** The end of what was appended to `path` since it was `from` bytes long. */
+function tailOf(path: string, from: number): string {
+  let fd: number | undefined
+  try {
+    fd = openSync(path, 'r')
+    const size = statSync(path).size
+    const start = Math.max(from, size - OUTPUT_TAIL)
+    const buffer = Buffer.alloc(Math.max(0, size - start))
+    readSync(fd, buffer, 0, buffer.length, start)
+    return buffer.toString('utf8')
+  } catch {
+    return ''
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
 }
 
 async function waitFor(url: string, child: ChildProcess, name: string, timeoutMs: number, out: () => string) {
@@ -111,22 +133,35 @@ export async function startProcess(opts: {
   env?: NodeJS.ProcessEnv
   cwd?: string
   timeoutMs?: number
-  onLine?: (line: string) => void
+  /** Where its stdout and stderr go (appended); without one, they are read through pipes and kept in memory. */
+  logFile?: string
+  /** Called as soon as it is spawned, with its pid (which is its process group id), before it is ready. */
+  onSpawn?: (pid: number) => void
 }): Promise<RunningProcess> {
-  const child = spawn(opts.command, opts.args, {
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...opts.env },
-    cwd: opts.cwd,
-  })
-  let buffer = ''
-  const collect = (chunk: Buffer) => {
-    const text = chunk.toString()
-    buffer = (buffer + text).slice(-20_000)
-    if (opts.onLine) for (const line of text.split('\n')) if (line.trim()) opts.onLine(line)
+  let out: () => string
+  let child: ChildProcess
+  if (opts.logFile) {
+    // A pipe would tie it to this process: once this process is gone, its next write fails with EPIPE.
+    const fd = openSync(opts.logFile, 'a')
+    const from = statSync(opts.logFile).size
+    try {
+      child = spawn(opts.command, opts.args, { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...opts.env }, cwd: opts.cwd })
+    } finally {
+      closeSync(fd)
+    }
+    const logFile = opts.logFile
+    out = () => tailOf(logFile, from)
+  } else {
+    child = spawn(opts.command, opts.args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env }, cwd: opts.cwd })
+    let buffer = ''
+    const collect = (chunk: Buffer) => {
+      buffer = (buffer + chunk.toString()).slice(-OUTPUT_TAIL)
+    }
+    child.stdout!.on('data', collect)
+    child.stderr!.on('data', collect)
+    out = () => buffer
   }
-  child.stdout!.on('data', collect)
-  child.stderr!.on('data', collect)
+  if (child.pid !== undefined) opts.onSpawn?.(child.pid)
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const stop = async () => {
     try {
@@ -146,15 +181,21 @@ export async function startProcess(opts: {
     await exited
   }
   try {
-    await waitFor(opts.readyUrl, child, opts.name, opts.timeoutMs ?? 60_000, () => buffer)
+    await waitFor(opts.readyUrl, child, opts.name, opts.timeoutMs ?? 60_000, out)
   } catch (err) {
     await stop()
     throw err
   }
-  return { name: opts.name, host: opts.host, child, stop, output: () => buffer }
+  return { name: opts.name, host: opts.host, child, stop, output: out }
 }
 
-export async function startFirestoreEmulator(opts: { port?: number; importData?: string; exportOnExit?: string; onLine?: (l: string) => void } = {}) {
+interface EmulatorOptions {
+  port?: number
+  logFile?: string
+  onSpawn?: (pid: number) => void
+}
+
+export async function startFirestoreEmulator(opts: EmulatorOptions & { importData?: string; exportOnExit?: string } = {}) {
   const port = opts.port ?? (await freePort())
   const host = `127.0.0.1:${port}`
   const args = ['start', '--host=127.0.0.1', `--port=${port}`]
@@ -166,14 +207,23 @@ export async function startFirestoreEmulator(opts: { port?: number; importData?:
     args,
     host,
     readyUrl: `http://${host}/`,
-    onLine: opts.onLine,
+    logFile: opts.logFile,
+    onSpawn: opts.onSpawn,
   })
 }
 
-export async function startPubsubEmulator(opts: { port?: number; dataDir?: string; onLine?: (l: string) => void } = {}) {
+export async function startPubsubEmulator(opts: EmulatorOptions & { dataDir?: string } = {}) {
   const port = opts.port ?? (await freePort())
   const host = `127.0.0.1:${port}`
   const args = ['--host=127.0.0.1', `--port=${port}`]
   if (opts.dataDir) args.push(`--data-dir=${opts.dataDir}`)
-  return startProcess({ name: 'pubsub emulator', command: emulatorCommand('pubsub'), args, host, readyUrl: `http://${host}/`, onLine: opts.onLine })
+  return startProcess({
+    name: 'pubsub emulator',
+    command: emulatorCommand('pubsub'),
+    args,
+    host,
+    readyUrl: `http://${host}/`,
+    logFile: opts.logFile,
+    onSpawn: opts.onSpawn,
+  })
 }

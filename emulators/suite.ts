@@ -1,8 +1,7 @@
-import { createWriteStream, type WriteStream } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import type { Server } from 'node:http'
 import { createServer } from 'node:net'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { createAdaptorServer } from '@hono/node-server'
 import { PubSub } from '@google-cloud/pubsub'
 import { SERVICES } from '../functions/services.js'
@@ -28,6 +27,7 @@ import {
   type SuiteFile,
 } from './data-dir.js'
 import { ensureTopics, FUNCTION_NAMES, hostFunctions } from './functions.js'
+import { forgetEmulators, recordEmulator, takeOverLeftovers } from './leftovers.js'
 import { platformOidcEnv, startOidcProvider } from './oidc/provider.js'
 import { emulatorCommand, startFirestoreEmulator, startPubsubEmulator, type RunningProcess } from './processes.js'
 import { allPorts, suitePorts } from './ports.js'
@@ -38,7 +38,10 @@ export const LOCAL_GCP_PROJECT = 'platform-local'
 /** The platform's OAuth client at the local identity provider, and the `aud` of the access tokens it issues. */
 export const LOCAL_OIDC_CLIENT_ID = 'platform'
 export const LOCAL_OIDC_AUDIENCE = 'urn:pipeline-platform:api'
-/** How often the suite exports Firestore while running, so that a crash loses little. */
+/**
+ * How often the suite exports Firestore while running. A crash of the suite alone loses nothing
+ * (the next start exports its emulator); this bounds what a crash of the whole machine loses.
+ */
 const EXPORT_EVERY_MS = 60_000
 
 export interface SuiteOptions {
@@ -130,6 +133,8 @@ export function suiteEnv(opts: {
  * Firestore export), and is safe to call more than once.
  */
 export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
+  // Runs untouched since this instant were in flight under an earlier process: the reconciler treats them as abandoned.
+  const startedAt = new Date()
   const say = opts.say ?? (() => undefined)
   const dataDir = resolve(opts.dataDir)
   const l = layout(dataDir)
@@ -141,7 +146,6 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
   const releaseLock = await acquireLock(l, dataDir)
 
   const cleanups: Array<() => Promise<void>> = [releaseLock]
-  const logs: WriteStream[] = []
   let stopping: Promise<void> | undefined
   const stop = () => {
     stopping ??= (async () => {
@@ -154,7 +158,6 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
           say(`while stopping: ${err instanceof Error ? err.message : String(err)}`)
         }
       }
-      await Promise.all(logs.map((s) => new Promise((r) => s.end(r))))
     })()
     return stopping
   }
@@ -162,6 +165,19 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
   try {
     // The folder is ours now: a suite.json still here was left by a run that crashed, and describes nothing that is up.
     await removeSuiteFile(l)
+    const leftovers = await takeOverLeftovers(l, { exportData: !opts.clean, gcpProject: LOCAL_GCP_PROJECT })
+    if (leftovers) {
+      say(
+        leftovers.found.length
+          ? `the suite that ran on this folder before (pid ${leftovers.suitePid}) did not stop cleanly; its ${leftovers.found.join(' and ')} emulator${leftovers.found.length > 1 ? 's were' : ' was'} still running` +
+              (leftovers.exported
+                ? ': took its Firestore data, then stopped them'
+                : leftovers.exportError
+                  ? `: its Firestore data could not be exported (${leftovers.exportError}); the last periodic export is used`
+                  : ': stopped')
+          : `the suite that ran on this folder before (pid ${leftovers.suitePid}) did not stop cleanly, and its emulators are gone: the last periodic export is used`,
+      )
+    }
     if (opts.clean) {
       say(`starting clean: removing the previous data in ${dataDir}`)
       await cleanDataDir(l)
@@ -172,16 +188,23 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     const ports = suitePorts(opts.basePort, SERVICES, FUNCTION_NAMES)
     for (const port of allPorts(ports)) await ensurePortFree(port)
 
-    const logTo = (name: string) => {
-      const stream = createWriteStream(`${l.logs}/${name}.log`, { flags: 'a' })
-      logs.push(stream)
-      return (line: string) => stream.write(line + '\n')
-    }
     const importData = firestoreImportPath(l)
     say(importData ? 'starting the emulators (Firestore with the data of the last run)' : 'starting the emulators')
+    // Registered first, so that it runs once both emulators have stopped.
+    cleanups.push(async () => forgetEmulators(l))
     const emulators = await Promise.allSettled([
-      startFirestoreEmulator({ port: ports.firestore, importData, onLine: logTo('firestore') }),
-      startPubsubEmulator({ port: ports.pubsub, dataDir: l.pubsub, onLine: logTo('pubsub') }),
+      startFirestoreEmulator({
+        port: ports.firestore,
+        importData,
+        logFile: join(l.logs, 'firestore.log'),
+        onSpawn: (pid) => recordEmulator(l, { kind: 'firestore', pid, host: `127.0.0.1:${ports.firestore}` }),
+      }),
+      startPubsubEmulator({
+        port: ports.pubsub,
+        dataDir: l.pubsub,
+        logFile: join(l.logs, 'pubsub.log'),
+        onSpawn: (pid) => recordEmulator(l, { kind: 'pubsub', pid, host: `127.0.0.1:${ports.pubsub}` }),
+      }),
     ])
     for (const e of emulators) if (e.status === 'fulfilled') cleanups.push(() => e.value.stop())
     const failed = emulators.find((e): e is PromiseRejectedResult => e.status === 'rejected')
@@ -269,6 +292,16 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     cleanups.push(async () => {
       if (executor instanceof LocalBatchExecutor) await executor.shutdown()
     })
+    if (executor instanceof LocalBatchExecutor) {
+      // Jobs a previous process left unfinished (it crashed, or was stopped with jobs running): those not yet
+      // started start now, those that were running fail, and their runs follow through the usual events.
+      const { resumed, failed } = await executor.recover()
+      if (resumed.length + failed.length) {
+        say(
+          `jobs left unfinished by the previous start: ${resumed.length} not yet started (starting now), ${failed.length} running (failed: executor restarted)`,
+        )
+      }
+    }
 
     // Cloud Storage's part: the signed addresses the file service hands out point here.
     const storageServer = createStorageServer({
@@ -292,6 +325,8 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     }, EXPORT_EVERY_MS)
     exportTimer.unref()
     cleanups.push(async () => clearInterval(exportTimer))
+    // The first pass runs now: runs left in flight by an earlier process are settled or published again at once.
+    functions.scheduleReconcile({ abandoned_before: startedAt.toISOString() })
 
     const suite: SuiteFile = {
       services: serviceUrls,

@@ -47,11 +47,15 @@ export function defaultHook(result: { success: true } | { success: false; error:
 /**
  * A Firestore transaction that lost to concurrent ones: aborted more often than the client library
  * retries (gRPC ABORTED), or beaten to a document it meant to create (ALREADY_EXISTS). Nothing was
- * written; the request may be sent again.
+ * written; the request may be sent again. The Firestore emulator reports a transaction it aborted
+ * for a concurrent one as INVALID_ARGUMENT "Transaction is invalid or closed" on the next read,
+ * which the client library does not retry: the same loss, so the same answer.
  */
 export function isContention(err: unknown): boolean {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined
-  return code === 10 || code === 6
+  if (typeof err !== 'object' || err === null) return false
+  const { code, message } = err as { code?: unknown; message?: unknown }
+  if (code === 10 || code === 6) return true
+  return code === 3 && typeof message === 'string' && message.includes('Transaction is invalid or closed')
 }
 
 export function errorHandler(log: Logger) {

@@ -19,12 +19,14 @@ export interface OrchestratorDeps {
   config: Config
   /** How long a queued or running run may go without news before the reconciler asks Batch (default 10 minutes). */
   staleAfterMs?: number
+  /** How long a queued run without a job may go without news before the reconciler publishes it again (default 90 s). */
+  dispatchAfterMs?: number
 }
 
 /** The orchestrator's dependencies; the queue and the Batch backend come from the configuration unless given. */
 export function orchestratorDeps(
   kernel: KernelDeps,
-  adapters: { queue?: Queue; batch?: BatchBackend; staleAfterMs?: number } = {},
+  adapters: { queue?: Queue; batch?: BatchBackend; staleAfterMs?: number; dispatchAfterMs?: number } = {},
 ): OrchestratorDeps {
   return {
     ...createRunStack(kernel, adapters),
@@ -32,5 +34,6 @@ export function orchestratorDeps(
     clock: kernel.clock,
     config: kernel.config,
     staleAfterMs: adapters.staleAfterMs,
+    dispatchAfterMs: adapters.dispatchAfterMs,
   }
 }

@@ -1,4 +1,5 @@
 import { cloudEvent, http, type CloudEvent } from '@google-cloud/functions-framework'
+import { z } from 'zod'
 import type { Config } from '../lib/config.js'
 import { inLogScope } from '../lib/log.js'
 import { requestIdFrom } from '../lib/request-log.js'
@@ -19,6 +20,12 @@ export const ORCHESTRATOR_FUNCTIONS = [
   { name: 'reconcile', kind: 'http' },
 ] as const
 
+/**
+ * What a reconcile call may ask (a JSON body, optional): `abandoned_before` makes every run
+ * untouched since then count as abandoned (the local suite sends its start time after a restart).
+ */
+export const ReconcileRequest = z.object({ abandoned_before: z.iso.datetime({ offset: true }).optional() }).strict()
+
 /** Every line logged while handling an event or a reconcile call carries its ids (and trace), as a service's lines carry the request's. */
 export function registerOrchestrator(deps: OrchestratorDeps) {
   const project = deps.config.gcpProject
@@ -29,8 +36,15 @@ export function registerOrchestrator(deps: OrchestratorDeps) {
     const trace = traceFrom(req.header('traceparent'), req.header('x-cloud-trace-context'))
     res.setHeader('X-Request-ID', requestId)
     await inLogScope({ requestId, trace, fields: { request_id: requestId, ...traceLogFields(trace, project) } }, async () => {
+      const body = ReconcileRequest.safeParse(req.body && typeof req.body === 'object' ? req.body : {})
+      if (!body.success) {
+        const issue = body.error.issues[0]
+        res.status(400).json({ detail: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` })
+        return
+      }
+      const abandonedBefore = body.data.abandoned_before ? new Date(body.data.abandoned_before) : undefined
       try {
-        res.status(200).json(await reconcile(deps))
+        res.status(200).json(await reconcile(deps, { abandonedBefore }))
       } catch (err) {
         deps.log.error('reconcile failed', { error: err })
         res.status(500).json({ detail: 'internal error' })

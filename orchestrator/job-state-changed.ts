@@ -3,7 +3,7 @@ import type { BatchJobView } from '../lib/batch/port.js'
 import { isBatchState } from '../lib/batch/state.js'
 import { runIdOfJob } from '../domain/runs/batch-job.js'
 import { settleFromJob } from '../domain/runs/lifecycle.js'
-import { fromBatchState, TERMINAL } from '../domain/runs/status.js'
+import { advance, fromBatchState, TERMINAL } from '../domain/runs/status.js'
 import type { OrchestratorDeps } from './deps.js'
 import { eventTime, MessagePublishedData } from './pubsub-event.js'
 
@@ -41,8 +41,10 @@ export async function onJobStateChanged(deps: OrchestratorDeps, event: CloudEven
     return
   }
   const status = fromBatchState(state)
-  if (!status) return
+  // Nothing to apply (a QUEUED or SCHEDULED job, a duplicate, a late event): status only moves forward,
+  // so this read settles it without a transaction.
+  if (!status || !advance(run.status, status)) return
   if (status === 'failed' || (TERMINAL.has(status) && !run.started)) job ??= await batch.getJob(jobName)
-  const result = await settleFromJob(deps, run, status, at, job, SOURCE)
+  const result = await settleFromJob(deps, run, status, at, job, SOURCE, { name: jobName, uid: attributes.JobUID })
   log.info('job state applied', { run_id: runId, state, status, changed: result.changed })
 }

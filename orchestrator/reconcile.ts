@@ -3,100 +3,231 @@ import { fromBatchState, type RunStatus } from '../domain/runs/status.js'
 import type { RunRecord } from '../domain/runs/store.js'
 import type { OrchestratorDeps } from './deps.js'
 
+type Step = 'republish' | 'settle' | 'delete_job'
+
 export interface ReconcileReport {
   republished: string[]
   settled: Array<{ run_id: string; status: RunStatus }>
   jobs_deleted: string[]
-  errors: Array<{ run_id: string; step: 'republish' | 'settle' | 'delete_job'; error: string }>
+  errors: Array<{ run_id: string; step: Step; error: string }>
+  /**
+   * Runs each sweep left for the next pass because the pass's time budget ran out: 0 when the
+   * sweep went through every run it matched. Runs reported in `errors` still match and count here.
+   */
+  remaining: Record<Step, number>
+}
+
+export interface ReconcileOptions {
+  /**
+   * Runs whose record has not changed since this instant count as abandoned, whatever the windows
+   * say: the local suite passes its own start, as its executor's jobs and the queue's messages
+   * did not survive the previous process. Only ever widens the sweeps.
+   */
+  abandonedBefore?: Date
+  /** Runs read per query (default 200). */
+  batchSize?: number
+  /**
+   * Wall time after which a sweep stops starting new batches (default 20 s, within the 30 s
+   * schedule). Every sweep handles at least one batch, so none is starved by the others.
+   */
+  budgetMs?: number
 }
 
 /** Runs not yet published are left this long to the compute service's own publish before the reconciler steps in. */
 export const UNPUBLISHED_GRACE_MS = 60_000
-export const DEFAULT_STALE_AFTER_MS = 10 * 60_000
-const RECONCILE_BATCH = 200
+/**
+ * A queued run without a job and without news this long is published again: its message was lost
+ * (a queue restarted, a message dead-lettered). Job creation is idempotent, so a duplicate costs
+ * one read. Longer than the orchestrator takes to make a job when it keeps up. The window doubles
+ * with each publication of the run (90 s, 3, 6, then 10 minutes): a run waiting behind a long
+ * backlog looks the same as a lost message, and must not add a duplicate to the backlog every 90 s.
+ */
+export const DEFAULT_DISPATCH_AFTER_MS = 90_000
 
-type Failed = (runId: string, step: ReconcileReport['errors'][number]['step'], err: unknown) => void
+/** How long a run published `attempts` times waits without news before it is published again. */
+export function dispatchWindow(attempts: number, baseMs = DEFAULT_DISPATCH_AFTER_MS): number {
+  return Math.min(baseMs * 2 ** Math.max(0, attempts - 1), Math.max(baseMs, DEFAULT_STALE_AFTER_MS))
+}
+/** A run with a job and no news this long is checked with Batch. */
+export const DEFAULT_STALE_AFTER_MS = 10 * 60_000
+export const RECONCILE_BATCH = 200
+export const RECONCILE_BUDGET_MS = 20_000
+/** Runs of one batch handled at the same time: Firestore and Batch calls overlap, each run stays one transaction. */
+const CONCURRENCY = 8
+
+type Failed = (runId: string, step: Step, err: unknown) => void
+
+interface Pass {
+  now: Date
+  /** Runs untouched since this instant (epoch ms) are abandoned: no window applies to them. */
+  abandoned: number
+  deadline: number
+  batchSize: number
+  failed: Failed
+  /** The later of `now - window` and `abandonedBefore`. */
+  cutoff(windowMs: number): Date
+}
 
 /**
  * Settles what events never did, in three sweeps: republishes runs recorded but never
  * dispatched, asks Batch about runs without news for a while, and finishes deleting the jobs of
- * cancelled runs. Each sweep is independent; a failure on one run is reported and the sweep goes on.
+ * cancelled runs. Each sweep pages through every run it matches, in batches, until done or the
+ * pass's time budget is spent; a failure on one run is reported and the sweep goes on.
  */
-export async function reconcile(deps: OrchestratorDeps): Promise<ReconcileReport> {
-  const report: ReconcileReport = { republished: [], settled: [], jobs_deleted: [], errors: [] }
-  const now = deps.clock.now()
-  const failed: Failed = (run_id, step, err) => {
-    deps.log.warn(`reconcile: ${step} failed`, { run_id, error: err })
-    report.errors.push({ run_id, step, error: err instanceof Error ? err.message : String(err) })
+export async function reconcile(deps: OrchestratorDeps, opts: ReconcileOptions = {}): Promise<ReconcileReport> {
+  const report: ReconcileReport = {
+    republished: [],
+    settled: [],
+    jobs_deleted: [],
+    errors: [],
+    remaining: { republish: 0, settle: 0, delete_job: 0 },
   }
-  report.republished = await republishUndispatched(deps, now, failed)
-  report.settled = await settleStale(deps, now, failed)
-  report.jobs_deleted = await releaseCancelledJobs(deps, failed)
+  const now = deps.clock.now()
+  const abandoned = opts.abandonedBefore?.getTime() ?? -Infinity
+  const pass: Pass = {
+    now,
+    abandoned,
+    deadline: performance.now() + (opts.budgetMs ?? RECONCILE_BUDGET_MS),
+    batchSize: opts.batchSize ?? RECONCILE_BATCH,
+    failed: (run_id, step, err) => {
+      deps.log.warn(`reconcile: ${step} failed`, { run_id, error: err })
+      report.errors.push({ run_id, step, error: err instanceof Error ? err.message : String(err) })
+    },
+    cutoff: (windowMs) => new Date(Math.max(now.getTime() - windowMs, abandoned)),
+  }
+  const republish = await republishUndispatched(deps, pass)
+  report.republished = republish.done
+  report.remaining.republish = republish.remaining
+  const settle = await settleStale(deps, pass)
+  report.settled = settle.done
+  report.remaining.settle = settle.remaining
+  const release = await releaseCancelledJobs(deps, pass)
+  report.jobs_deleted = release.done
+  report.remaining.delete_job = release.remaining
   deps.log.info('reconcile done', {
     republished: report.republished.length,
     settled: report.settled.length,
     jobs_deleted: report.jobs_deleted.length,
     errors: report.errors.length,
+    remaining: report.remaining,
   })
   return report
 }
 
-/** Never published; or published long ago with no job to show for it (the message was lost or dead-lettered). */
-export async function republishUndispatched(deps: OrchestratorDeps, now: Date, failed: Failed): Promise<string[]> {
-  const { runs } = deps
-  const staleAfter = deps.staleAfterMs ?? DEFAULT_STALE_AFTER_MS
-  const undispatched = new Map<string, RunRecord>()
-  for (const run of await runs.listUnpublished(new Date(now.getTime() - UNPUBLISHED_GRACE_MS), RECONCILE_BATCH)) undispatched.set(run.id, run)
-  for (const run of await runs.listStalledDispatch(new Date(now.getTime() - staleAfter), RECONCILE_BATCH)) undispatched.set(run.id, run)
-  const republished: string[] = []
-  for (const run of undispatched.values()) {
-    const result = await dispatchRun(deps, run)
-    if (result.ok) republished.push(run.id)
-    else failed(run.id, 'republish', result.error)
+/**
+ * Pages through a query's matches with a cursor, handling each batch a few runs at a time, until a
+ * batch comes back short (done) or the deadline has passed (cut short: `count` says how many still
+ * match). The first batch is taken whatever the deadline unless `atLeastOne` is false.
+ */
+async function sweep(
+  pass: Pass,
+  page: (after: RunRecord | undefined) => Promise<RunRecord[]>,
+  handle: (run: RunRecord) => Promise<void>,
+  count: () => Promise<number>,
+  atLeastOne = true,
+): Promise<{ remaining: number }> {
+  let after: RunRecord | undefined
+  for (let first = atLeastOne; ; first = false) {
+    if (!first && performance.now() >= pass.deadline) return { remaining: await count() }
+    const runs = await page(after)
+    await eachLimited(runs, CONCURRENCY, handle)
+    if (runs.length < pass.batchSize) return { remaining: 0 }
+    after = runs.at(-1)
   }
-  return republished
+}
+
+async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>) {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      for (let i = next++; i < items.length; i = next++) await fn(items[i]!)
+    }),
+  )
+}
+
+/** Never published; or published a while ago (the dispatch window) with no job to show for it (the message was lost or dead-lettered). */
+async function republishUndispatched(deps: OrchestratorDeps, pass: Pass): Promise<{ done: string[]; remaining: number }> {
+  const { runs } = deps
+  const done: string[] = []
+  const handle = async (run: RunRecord) => {
+    const result = await dispatchRun(deps, run)
+    if (result.ok) done.push(run.id)
+    else pass.failed(run.id, 'republish', result.error)
+  }
+  const unpublishedBefore = pass.cutoff(UNPUBLISHED_GRACE_MS)
+  const unpublished = await sweep(
+    pass,
+    (after) => runs.listUnpublished(unpublishedBefore, pass.batchSize, after),
+    handle,
+    () => runs.countUnpublished(unpublishedBefore),
+  )
+  // The two lists never share a run; they are one sweep, so the second takes no batch past the deadline when the first was cut short.
+  const base = deps.dispatchAfterMs ?? DEFAULT_DISPATCH_AFTER_MS
+  const stalledBefore = pass.cutoff(base)
+  const stalled = await sweep(
+    pass,
+    (after) => runs.listStalledDispatch(stalledBefore, pass.batchSize, after),
+    async (run) => {
+      const quiet = pass.now.getTime() - run.updated.toMillis()
+      if (run.updated.toMillis() < pass.abandoned || quiet >= dispatchWindow(run.dispatch.attempts, base)) await handle(run)
+    },
+    () => runs.countStalledDispatch(stalledBefore),
+    unpublished.remaining === 0,
+  )
+  return { done, remaining: unpublished.remaining + stalled.remaining }
 }
 
 /** Queued or running runs without news for the stale window: Batch says where their job is. */
-export async function settleStale(deps: OrchestratorDeps, now: Date, failed: Failed): Promise<ReconcileReport['settled']> {
+async function settleStale(deps: OrchestratorDeps, pass: Pass): Promise<{ done: ReconcileReport['settled']; remaining: number }> {
   const { runs, batch } = deps
-  const staleAfter = deps.staleAfterMs ?? DEFAULT_STALE_AFTER_MS
-  const settled: ReconcileReport['settled'] = []
-  for (const run of await runs.listInFlight(new Date(now.getTime() - staleAfter), RECONCILE_BATCH)) {
+  const before = pass.cutoff(deps.staleAfterMs ?? DEFAULT_STALE_AFTER_MS)
+  const done: ReconcileReport['settled'] = []
+  const handle = async (run: RunRecord) => {
     try {
       const job = run.job ? await batch.getJob(run.job.name) : undefined
       const status = job ? fromBatchState(job.state) : undefined
       let result
       if (job && status) {
         const endedAt = [...job.events].reverse().find((e) => e.newState === job.state)?.at
-        result = await settleFromJob(deps, run, status, endedAt ?? now, job, 'reconciler')
+        result = await settleFromJob(deps, run, status, endedAt ?? pass.now, job, 'reconciler')
       } else if (!job || ['DELETION_IN_PROGRESS', 'CANCELLATION_IN_PROGRESS', 'CANCELLED'].includes(job.state)) {
         // The job went away without the platform cancelling the run: the run can never finish otherwise.
         const error_message = job
           ? `the Batch job was cancelled or deleted outside the platform (state ${job.state})`
           : 'the Batch job no longer exists: it was deleted outside the platform'
-        result = await runs.applyJobState(run.id, { status: 'failed', at: now, error_message, source: 'reconciler' })
+        result = await runs.applyJobState(run.id, { status: 'failed', at: pass.now, error_message, source: 'reconciler' })
       }
-      if (result?.changed && result.run) settled.push({ run_id: run.id, status: result.run.status })
+      if (result?.changed && result.run) done.push({ run_id: run.id, status: result.run.status })
       // Still in flight: checked again after another stale window, behind the runs not yet checked.
       else await runs.markChecked(run.id)
     } catch (err) {
-      failed(run.id, 'settle', err)
+      pass.failed(run.id, 'settle', err)
     }
   }
-  return settled
+  const { remaining } = await sweep(
+    pass,
+    (after) => runs.listInFlight(before, pass.batchSize, after),
+    handle,
+    () => runs.countInFlight(before),
+  )
+  return { done, remaining }
 }
 
 /** Cancelled runs whose Batch job is not deleted yet (the deletion at cancel time failed). */
-export async function releaseCancelledJobs(deps: OrchestratorDeps, failed: Failed): Promise<string[]> {
-  const released: string[] = []
-  for (const run of await deps.runs.listCancelledWithLiveJob(RECONCILE_BATCH)) {
-    try {
-      await releaseJob(deps, run)
-      released.push(run.id)
-    } catch (err) {
-      failed(run.id, 'delete_job', err)
-    }
-  }
-  return released
+async function releaseCancelledJobs(deps: OrchestratorDeps, pass: Pass): Promise<{ done: string[]; remaining: number }> {
+  const done: string[] = []
+  const { remaining } = await sweep(
+    pass,
+    (after) => deps.runs.listCancelledWithLiveJob(pass.batchSize, after),
+    async (run) => {
+      try {
+        await releaseJob(deps, run)
+        done.push(run.id)
+      } catch (err) {
+        pass.failed(run.id, 'delete_job', err)
+      }
+    },
+    () => deps.runs.countCancelledWithLiveJob(),
+  )
+  return { done, remaining }
 }

@@ -2,9 +2,9 @@ import type { CloudEvent } from '@google-cloud/functions-framework'
 import { toBatchError } from '../lib/batch/cloud.js'
 import { BatchError, type BatchProblem } from '../lib/batch/port.js'
 import { buildRunJob, JobBuildError, type JobSettings } from '../domain/runs/batch-job.js'
-import { releaseJob } from '../domain/runs/lifecycle.js'
+import { releaseJob, settleFromJob } from '../domain/runs/lifecycle.js'
 import { RUN_REQUESTED } from '../domain/runs/messages.js'
-import { TERMINAL } from '../domain/runs/status.js'
+import { fromBatchState, TERMINAL } from '../domain/runs/status.js'
 import type { RunRecord } from '../domain/runs/store.js'
 import type { OrchestratorDeps } from './deps.js'
 import { decodeJson, MessagePublishedData } from './pubsub-event.js'
@@ -85,5 +85,21 @@ export async function onRunRequested(deps: OrchestratorDeps, event: CloudEvent<u
     await releaseJob(deps, recorded).catch((err: unknown) =>
       log.warn('could not delete the job of a cancelled run; the reconciler retries', { run_id, error: err }),
     )
+    return
   }
+  if (created.alreadyExisted && recorded && !TERMINAL.has(recorded.status)) await catchUp(deps, recorded, created.name)
+}
+
+/**
+ * A job made by an earlier delivery (or before a restart) may have moved on, or ended, while its
+ * notifications went astray: the run takes its state from the job now rather than after the
+ * reconciler's stale window. Later notifications are no-ops if this got there first, and the other way round.
+ */
+async function catchUp(deps: OrchestratorDeps, run: RunRecord, jobName: string) {
+  const job = await deps.batch.getJob(jobName)
+  const status = job ? fromBatchState(job.state) : undefined
+  if (!job || !status || status === 'queued') return
+  const at = [...job.events].reverse().find((e) => e.newState === job.state)?.at ?? deps.clock.now()
+  const result = await settleFromJob(deps, run, status, at, job, 'orchestrator')
+  deps.log.info('run.requested: run caught up with its existing job', { run_id: run.id, state: job.state, changed: result.changed })
 }

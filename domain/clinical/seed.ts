@@ -1,4 +1,5 @@
 import { SYSTEM_ACTOR } from '../../lib/audit.js'
+import { ApiError } from '../../lib/errors.js'
 import { demoFastqPaths } from '../files/demo-fastq.js'
 import type { SampleRole, Sex, AffectedStatus } from './model.js'
 import type { ClinicalStores } from './stores.js'
@@ -29,11 +30,10 @@ export async function seedDemoFamily(stores: ClinicalStores, project: ClinicalPr
   const subjectIds = new Map<string, string>()
   // Parents first, so the proband can name them.
   for (const m of [...MEMBERS].reverse()) {
-    const found = (await stores.subjects.list(project.id, { external_id: m.subject }, {})).items[0]
+    const find = async () => (await stores.subjects.list(project.id, { external_id: m.subject }, {})).items[0]
     const isProband = m.role === 'proband'
-    const subject =
-      found ??
-      (await stores.subjects.create(
+    const subject = await findOrCreate(find, () =>
+      stores.subjects.create(
         ctx,
         project,
         {
@@ -47,17 +47,17 @@ export async function seedDemoFamily(stores: ClinicalStores, project: ClinicalPr
           father_id: isProband ? subjectIds.get('P-DEMO-3') : undefined,
         },
         by,
-      ))
+      ),
+    )
     subjectIds.set(m.subject, subject.id)
   }
   const samples: Array<{ sample_id: string; role: SampleRole; orders: number }> = []
   for (const m of MEMBERS) {
     // The files themselves are the file service's seed (domain/files/demo-fastq.ts), by the same names.
     const paths = demoFastqPaths(m.sample)
-    const found = (await stores.samples.list(project.id, { external_id: m.sample }, {})).items[0]
-    const sample =
-      found ??
-      (await stores.samples.create(
+    const find = async () => (await stores.samples.list(project.id, { external_id: m.sample }, {})).items[0]
+    const sample = await findOrCreate(find, () =>
+      stores.samples.create(
         ctx,
         project,
         {
@@ -67,7 +67,8 @@ export async function seedDemoFamily(stores: ClinicalStores, project: ClinicalPr
           fastq: paths.map((path) => `gs://${project.bucket_name}/${path}`),
         },
         by,
-      ))
+      ),
+    )
     samples.push({ sample_id: sample.id, role: m.role, orders: sample.orders.length })
   }
   if (samples.some((s) => s.orders > 0)) return
@@ -83,4 +84,22 @@ export async function seedDemoFamily(stores: ClinicalStores, project: ClinicalPr
     },
     by,
   )
+}
+
+/**
+ * The record found by its external id, or created. A creation whose commit landed although the
+ * client saw an error (an emulator slow to answer under load; the client library retries, and the
+ * retry finds its own key) answers 409: then it is there to be found.
+ */
+async function findOrCreate<T>(find: () => Promise<T | undefined>, create: () => Promise<T>): Promise<T> {
+  const found = await find()
+  if (found) return found
+  try {
+    return await create()
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 409)) throw err
+    const created = await find()
+    if (!created) throw err
+    return created
+  }
 }

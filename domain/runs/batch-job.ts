@@ -135,7 +135,12 @@ export function runEnvironment(run: RunForJob): Record<string, string> {
 /** Every state change of the job, and a failed task at once (its exit code is in the task's events). */
 export function jobNotifications(topic: string): NonNullable<BatchJob['notifications']> {
   return [
-    { pubsubTopic: topic, message: { type: 'JOB_STATE_CHANGED' } },
+    // Only the states that move a run: QUEUED and SCHEDULED leave it queued, and each notification
+    // is one more function invocation (and, locally, one more push through the emulator's two slots).
+    ...(['RUNNING', 'SUCCEEDED', 'FAILED'] as const).map((state) => ({
+      pubsubTopic: topic,
+      message: { type: 'JOB_STATE_CHANGED' as const, newJobState: state },
+    })),
     { pubsubTopic: topic, message: { type: 'TASK_STATE_CHANGED', newTaskState: 'FAILED' } },
   ]
 }

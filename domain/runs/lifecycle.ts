@@ -67,6 +67,7 @@ export function errorMessageOf(job: BatchJobView | undefined): string {
  * Moves a run forward to where its job is; status only ever moves forward, so replays and
  * reorders are harmless. Events are unordered: a job's end can arrive before its start, and the
  * job's own history says when it started, so the run keeps a start time and a duration.
+ * `jobRef` names the job, for a run that has not recorded it yet.
  */
 export async function settleFromJob(
   deps: { runs: RunStore; batch: Pick<BatchBackend, 'getJob'> },
@@ -75,12 +76,17 @@ export async function settleFromJob(
   at: Date,
   job: BatchJobView | undefined,
   source: string,
+  jobRef?: { name: string; uid?: string },
 ) {
+  const ref = run.job ? undefined : (jobRef ?? (job ? { name: job.name, uid: job.uid } : undefined))
   const startedAt = job && [...job.events].reverse().find((e) => e.newState === 'RUNNING')?.at
-  if (TERMINAL.has(status) && !run.started && startedAt) await deps.runs.applyJobState(run.id, { status: 'running', at: startedAt, source })
+  if (TERMINAL.has(status) && !run.started && startedAt) {
+    await deps.runs.applyJobState(run.id, { status: 'running', at: startedAt, source, job: ref })
+  }
   return deps.runs.applyJobState(run.id, {
     status,
     at,
+    job: ref,
     ...(status === 'succeeded' ? { output: outputLocation(run.bucket_name, run.id) } : {}),
     ...(status === 'failed' ? { error_message: errorMessageOf(job ?? (run.job ? await deps.batch.getJob(run.job.name) : undefined)) } : {}),
     source,

@@ -1,4 +1,4 @@
-import { FieldValue, Timestamp, type DocumentSnapshot, type Transaction } from '@google-cloud/firestore'
+import { FieldPath, FieldValue, Timestamp, type DocumentSnapshot, type Query, type QuerySnapshot, type Transaction } from '@google-cloud/firestore'
 import type { AuditContext, AuditInput, AuditScope, AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
@@ -149,6 +149,24 @@ export class RunStore {
    * key with another request is a 409; concurrent repeats make one run, as the key document is
    * created in the same transaction as the run.
    */
+  /**
+   * A run's name is unique in its project, so that a person (or the CLI) can name a run by it: two
+   * runs of a pipeline submitted in the same second are `<slug>-<time>` and `<slug>-<time>-2`. The
+   * name's key document is created with the run, so concurrent submissions never share a name.
+   */
+  private async freeName(tx: Transaction, projectId: string, base: string) {
+    const keyOf = (value: string) => ({ value, ref: this.db.col('run_names').doc(sha256(`${projectId}\n${value}`)) })
+    // The plain name first, then -2 … -11, -12 … -21, …: one batched read per try.
+    const batches = [[base], ...Array.from({ length: 100 }, (_, b) => Array.from({ length: 10 }, (_, i) => `${base}-${2 + 10 * b + i}`))]
+    for (const names of batches) {
+      const candidates = names.map(keyOf)
+      const snaps = await tx.getAll(...candidates.map((c) => c.ref))
+      const free = candidates.find((_, i) => !snaps[i]!.exists)
+      if (free) return free
+    }
+    throw conflict(`too many runs named ${base}; submit again in a second`)
+  }
+
   async submit(ctx: AuditContext, input: SubmitInput): Promise<{ run: RunRecord; replayed: boolean }> {
     const keyRef = input.idempotency
       ? this.db.col('idempotency_keys').doc(sha256(`runs\n${input.project.id}\n${input.created_by}\n${input.idempotency.key}`))
@@ -167,6 +185,7 @@ export class RunStore {
         }
       }
       const id = newId()
+      const name = await this.freeName(tx, input.project.id, `${input.pipeline.slug}-${runTimestamp(now.toDate())}`)
       const link = input.link ? await input.link.read(tx) : undefined
       const chain = await this.audit.prepareMany(tx, [
         { project_id: input.project.id, entity: { type: 'run', id } },
@@ -176,7 +195,7 @@ export class RunStore {
         id,
         project_id: input.project.id,
         org_id: input.project.org_id,
-        name: `${input.pipeline.slug}-${runTimestamp(now.toDate())}`,
+        name: name.value,
         status: 'queued',
         pipeline_id: input.pipeline.id,
         pipeline_slug: input.pipeline.slug,
@@ -199,6 +218,7 @@ export class RunStore {
         job_cleanup_pending: false,
       }
       tx.create(this.ref(id), run)
+      tx.create(name.ref, { project_id: run.project_id, run_id: id, created: now })
       if (keyRef && input.idempotency) {
         const record: IdempotencyRecord = {
           project_id: input.project.id,
@@ -324,11 +344,13 @@ export class RunStore {
   /**
    * Applies a job state reported by Batch (or the reconciler) through `advance()`: started on
    * running; finished and output on success; finished and error_message on failure. A no-op when
-   * the run is gone or the event would not move it forward.
+   * the run is gone or the event would not move it forward. `job` is recorded (with its
+   * run.job_created event) on a run that has none yet: the job's news came before the
+   * orchestrator recorded it, or the process that made it died first.
    */
   async applyJobState(
     runId: string,
-    event: { status: RunStatus; at: Date; output?: string; error_message?: string; source: string },
+    event: { status: RunStatus; at: Date; output?: string; error_message?: string; source: string; job?: { name: string; uid?: string } },
   ): Promise<{ changed: boolean; run?: RunRecord }> {
     return this.db.firestore.runTransaction(async (tx) => {
       const run = RunStore.data(await tx.get(this.ref(runId)))
@@ -338,6 +360,17 @@ export class RunStore {
       const chain = await this.audit.prepare(tx, { project_id: run.project_id, entity: { type: 'run', id: run.id } })
       const at = Timestamp.fromDate(event.at)
       const patch: Partial<RunRecord> = { status: next, updated: this.now() }
+      if (!run.job && event.job) {
+        patch.job = { name: event.job.name, ...(event.job.uid ? { uid: event.job.uid } : {}), created_at: this.now() }
+        patch.has_job = true
+        chain.write(SYSTEM_ORCHESTRATOR, {
+          action: 'run.job_created',
+          org_id: run.org_id,
+          project_id: run.project_id,
+          entity: { type: 'run', id: run.id, parent: run.pipeline_id },
+          change: { reason: event.job.name },
+        })
+      }
       if (next === 'running') patch.started = at
       if (TERMINAL.has(next)) patch.finished = at
       if (next === 'succeeded') patch.output = event.output ?? outputLocation(run.bucket_name, run.id)
@@ -383,47 +416,73 @@ export class RunStore {
     })
   }
 
-  /** Queued runs whose run.requested message was never published, created before `olderThan` (oldest first). */
-  async listUnpublished(olderThan: Date, limit: number): Promise<RunRecord[]> {
-    const q = await this.db
+  /**
+   * The reconciler's queries. Each returns one batch of at most `limit` runs in a fixed order and
+   * takes the last run of the previous batch as its cursor (`after`), so a sweep pages through
+   * every match exactly once even when some runs it handles stay matching (an error left them
+   * unchanged). The `count*` twins say how many match in all, for the report of a sweep cut short.
+   */
+  private unpublishedQuery(olderThan: Date) {
+    return this.db
       .col('runs')
       .where('status', '==', 'queued')
       .where('dispatch.published', '==', false)
       .where('created', '<', Timestamp.fromDate(olderThan))
-      .orderBy('created', 'asc')
-      .limit(limit)
-      .get()
-    return q.docs.map((d) => d.data() as RunRecord)
   }
 
-  /** Queued or running runs with a job whose record has not changed since `olderThan` (least recently updated first). */
-  async listInFlight(olderThan: Date, limit: number): Promise<RunRecord[]> {
-    const q = await this.db
+  /** Queued runs whose run.requested message was never published, created before `olderThan` (oldest first). */
+  async listUnpublished(olderThan: Date, limit: number, after?: RunRecord): Promise<RunRecord[]> {
+    let q = this.unpublishedQuery(olderThan).orderBy('created', 'asc').orderBy(FieldPath.documentId(), 'asc')
+    if (after) q = q.startAfter(after.created, after.id)
+    return RunStore.records(await q.limit(limit).get())
+  }
+
+  async countUnpublished(olderThan: Date): Promise<number> {
+    return RunStore.count(this.unpublishedQuery(olderThan))
+  }
+
+  private inFlightQuery(olderThan: Date) {
+    return this.db
       .col('runs')
       .where('status', 'in', ['queued', 'running'])
       .where('has_job', '==', true)
       .where('updated', '<', Timestamp.fromDate(olderThan))
-      .orderBy('updated', 'asc')
-      .limit(limit)
-      .get()
-    return q.docs.map((d) => d.data() as RunRecord)
   }
 
-  /**
-   * Queued runs without a job whose record has not changed since `olderThan`: their message was
-   * published (or not) but never turned into a job, e.g. it was dead-lettered. Job creation is
-   * idempotent, so publishing again is always safe (least recently updated first).
-   */
-  async listStalledDispatch(olderThan: Date, limit: number): Promise<RunRecord[]> {
-    const q = await this.db
+  /** Queued or running runs with a job whose record has not changed since `olderThan` (least recently updated first). */
+  async listInFlight(olderThan: Date, limit: number, after?: RunRecord): Promise<RunRecord[]> {
+    let q = this.inFlightQuery(olderThan).orderBy('updated', 'asc').orderBy(FieldPath.documentId(), 'asc')
+    if (after) q = q.startAfter(after.updated, after.id)
+    return RunStore.records(await q.limit(limit).get())
+  }
+
+  async countInFlight(olderThan: Date): Promise<number> {
+    return RunStore.count(this.inFlightQuery(olderThan))
+  }
+
+  private stalledDispatchQuery(olderThan: Date) {
+    return this.db
       .col('runs')
       .where('status', '==', 'queued')
       .where('has_job', '==', false)
+      .where('dispatch.published', '==', true)
       .where('updated', '<', Timestamp.fromDate(olderThan))
-      .orderBy('updated', 'asc')
-      .limit(limit)
-      .get()
-    return q.docs.map((d) => d.data() as RunRecord)
+  }
+
+  /**
+   * Queued runs without a job, published, whose record has not changed since `olderThan`: their
+   * message never turned into a job, e.g. it was lost with a queue or dead-lettered. Job creation
+   * is idempotent, so publishing again is always safe (least recently updated first). Runs never
+   * published are listUnpublished's: the two lists never share a run.
+   */
+  async listStalledDispatch(olderThan: Date, limit: number, after?: RunRecord): Promise<RunRecord[]> {
+    let q = this.stalledDispatchQuery(olderThan).orderBy('updated', 'asc').orderBy(FieldPath.documentId(), 'asc')
+    if (after) q = q.startAfter(after.updated, after.id)
+    return RunStore.records(await q.limit(limit).get())
+  }
+
+  async countStalledDispatch(olderThan: Date): Promise<number> {
+    return RunStore.count(this.stalledDispatchQuery(olderThan))
   }
 
   /** The reconciler asked Batch about this run and nothing changed: it goes to the back of the in-flight sweep. */
@@ -431,10 +490,27 @@ export class RunStore {
     await this.ref(runId).update({ updated: this.now() })
   }
 
-  /** Cancelled runs whose Batch job has not been deleted yet. */
-  async listCancelledWithLiveJob(limit: number): Promise<RunRecord[]> {
-    const q = await this.db.col('runs').where('job_cleanup_pending', '==', true).limit(limit).get()
-    return q.docs.map((d) => d.data() as RunRecord)
+  private cancelledWithLiveJobQuery() {
+    return this.db.col('runs').where('job_cleanup_pending', '==', true)
+  }
+
+  /** Cancelled runs whose Batch job has not been deleted yet (by id). */
+  async listCancelledWithLiveJob(limit: number, after?: RunRecord): Promise<RunRecord[]> {
+    let q = this.cancelledWithLiveJobQuery().orderBy(FieldPath.documentId(), 'asc')
+    if (after) q = q.startAfter(after.id)
+    return RunStore.records(await q.limit(limit).get())
+  }
+
+  async countCancelledWithLiveJob(): Promise<number> {
+    return RunStore.count(this.cancelledWithLiveJobQuery())
+  }
+
+  private static records(snap: QuerySnapshot): RunRecord[] {
+    return snap.docs.map((d) => d.data() as RunRecord)
+  }
+
+  private static async count(q: Query): Promise<number> {
+    return (await q.count().get()).data().count
   }
 
   async markJobDeleted(runId: string): Promise<void> {

@@ -13,7 +13,7 @@ export const compute = defineService<ComputeDeps>({
     "The pipeline catalogue (platform-wide pipelines and the project's own, versioned per slug) and pipeline runs: submit, list, watch, outputs, cancel. Every request needs X-Project-ID.",
   port: 8102,
   projectScoped: true,
-  collections: ['pipelines', 'runs', 'idempotency_keys'],
+  collections: ['pipelines', 'runs', 'idempotency_keys', 'run_names'],
   tags: [
     { name: 'pipelines', description: "The pipeline catalogue: the platform's pre-registered pipelines and the project's own, versioned per slug" },
     { name: 'runs', description: 'Pipeline runs: submit, list, follow, list outputs, cancel' },

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createWriteStream, existsSync } from 'node:fs'
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { createWriteStream, existsSync, readFileSync } from 'node:fs'
+import { chmod, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { PubSub } from '@google-cloud/pubsub'
 import type { Clock } from '../clock.js'
@@ -30,8 +30,11 @@ interface JobFile {
   events: Array<{ at: string; description: string; newState?: string }>
   /** Process group of the runnable being executed, to find it (or its absence) after a restart. */
   pid?: number
+  /** When that process started (processStart), so that a pid the system gave to another process since is told apart. */
+  pid_started?: string
   /** The process whose executor runs the job; when it is gone, so is the job's execution. */
   owner: number
+  owner_started?: string
   deleted?: boolean
   job: BatchJob
 }
@@ -112,19 +115,26 @@ export class LocalBatchExecutor implements BatchBackend {
       labels: { ...(req.job.labels ?? {}) },
       events: [],
       owner: process.pid,
+      owner_started: OWN_START,
       job: { ...req.job, name, labels: { ...(req.job.labels ?? {}) } },
     }
     const job: LiveJob = { file, dir, cancelled: false, settled: Promise.resolve() }
     LIVE.set(dir, job)
-    await this.transition(job, 'QUEUED', `Job state is set from STATE_UNSPECIFIED to QUEUED for job ${name}.`)
+    // Cloud Batch answers a create before it notifies anyone: the caller (the orchestrator, handling a
+    // pushed message) does not wait for the publish.
+    await this.transition(job, 'QUEUED', `Job state is set from STATE_UNSPECIFIED to QUEUED for job ${name}.`, undefined, true)
+    this.launch(job)
+    return { name, uid: file.uid, alreadyExisted: false }
+  }
+
+  private launch(job: LiveJob) {
     job.settled = this.execute(job)
       .catch((err: unknown) => {
-        this.deps.log.error('local executor: job crashed', { job: name, error: err })
+        this.deps.log.error('local executor: job crashed', { job: job.file.name, error: err })
       })
       .finally(() => {
-        if (job.deletedElsewhere || job.file.deleted || TERMINAL_STATES.has(job.file.state)) LIVE.delete(dir)
+        if (job.deletedElsewhere || job.file.deleted || TERMINAL_STATES.has(job.file.state)) LIVE.delete(job.dir)
       })
-    return { name, uid: file.uid, alreadyExisted: false }
   }
 
   async getJob(name: string): Promise<BatchJobView | undefined> {
@@ -134,18 +144,86 @@ export class LocalBatchExecutor implements BatchBackend {
     if (live) return view(live.file)
     const file = await this.readFile(dir)
     if (!file || file.deleted) return undefined
-    // A job being deleted is left to its deleter, which may be another process.
-    if (!TERMINAL_STATES.has(file.state) && file.state !== 'DELETION_IN_PROGRESS' && !alive(file.owner, true)) {
-      // Its executor is gone (restarted): nothing will ever finish the job.
-      if (file.pid) killGroup(file.pid, 'SIGKILL')
-      const orphan: LiveJob = { file, dir, cancelled: false, settled: Promise.resolve() }
-      await this.transition(
-        orphan,
-        'FAILED',
-        `Job state is set from ${file.state} to FAILED for job ${name}: executor restarted while the job was ${file.state.toLowerCase()}.`,
-      )
-    }
+    if (orphaned(file)) await this.failOrphan(dir, file)
     return view(file)
+  }
+
+  /**
+   * Takes over the jobs of the work root whose executor process is gone (the local suite crashed,
+   * or was stopped while they ran). A job that had not started running (QUEUED or SCHEDULED: its
+   * first process is only spawned once RUNNING is on disk) is started by this executor. A job that
+   * was running fails, what is left of its processes is killed, and the FAILED notification goes
+   * out, so that its run ends through the usual event path: it is never started again, as its
+   * process may have done part of its work and a job must not run twice. The local suite calls
+   * this once at start, before it takes new work.
+   */
+  async recover(opts: { concurrency?: number } = {}): Promise<{ resumed: string[]; failed: string[] }> {
+    const report = { resumed: [] as string[], failed: [] as string[] }
+    let entries: string[]
+    try {
+      entries = await readdir(this.opts.workRoot)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return report
+      throw err
+    }
+    let next = 0
+    const worker = async () => {
+      for (let i = next++; i < entries.length; i = next++) {
+        const dir = join(this.opts.workRoot, entries[i]!)
+        if (!/^[a-z][a-z0-9-]*$/.test(entries[i]!) || LIVE.has(dir)) continue
+        const file = await readJobFile(dir)
+        if (!file || !orphaned(file)) continue
+        try {
+          // Exclusive per earlier owner: two executors recovering the same work root cannot both take a job.
+          if (!(await claimFile(join(dir, `takeover-${file.owner}-${file.owner_started ?? ''}`)))) continue
+          if (file.state === 'QUEUED' || file.state === 'SCHEDULED') {
+            await this.resume(dir, file)
+            report.resumed.push(file.name)
+          } else {
+            await this.failOrphan(dir, file)
+            report.failed.push(file.name)
+          }
+        } catch (err) {
+          this.deps.log.warn('local executor: could not take over a job left by a stopped executor', { job: file.name, error: err })
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: opts.concurrency ?? 8 }, worker))
+    if (report.failed.length + report.resumed.length) {
+      this.deps.log.warn('local executor: took over the jobs a stopped executor left unfinished', {
+        resumed: report.resumed.length,
+        failed: report.failed.length,
+      })
+    }
+    return report
+  }
+
+  private async resume(dir: string, file: JobFile) {
+    file.owner = process.pid
+    file.owner_started = OWN_START
+    file.events.push({
+      at: this.deps.clock.now().toISOString(),
+      description: `Job ${file.name} is taken over by a new executor: the previous one stopped before the job started.`,
+    })
+    const job: LiveJob = { file, dir, cancelled: false, settled: Promise.resolve() }
+    LIVE.set(dir, job)
+    await this.persist(job)
+    this.launch(job)
+  }
+
+  /** A job whose executor is gone (restarted): nothing will ever finish it, so it fails with the reason. */
+  private async failOrphan(dir: string, file: JobFile) {
+    killLeftGroup(file)
+    const orphan: LiveJob = { file, dir, cancelled: false, settled: Promise.resolve() }
+    const was = file.state
+    file.pid = undefined
+    file.pid_started = undefined
+    await this.transition(
+      orphan,
+      'FAILED',
+      `Job state is set from ${was} to FAILED for job ${file.name}: executor restarted while the job was ${was.toLowerCase()}. ` +
+        `The local suite stopped (or crashed) with the job unfinished, and a job is never run twice: submit the run again.`,
+    )
   }
 
   async deleteJob(name: string): Promise<void> {
@@ -170,12 +248,12 @@ export class LocalBatchExecutor implements BatchBackend {
       clearTimeout(grace)
     } else if (file.pid) {
       // Run by another process's executor: it stops on seeing DELETION_IN_PROGRESS in the state file.
-      killGroup(file.pid, 'SIGKILL')
-      await waitUntilGone(file.pid)
+      if (killLeftGroup(file)) await waitUntilGone(file.pid)
     }
     await job.settled
     file.deleted = true
     file.pid = undefined
+    file.pid_started = undefined
     await this.persist(job)
     LIVE.delete(dir)
   }
@@ -210,7 +288,9 @@ export class LocalBatchExecutor implements BatchBackend {
   private async execute(job: LiveJob): Promise<void> {
     const { file } = job
     const spec = file.job.taskGroups?.[0]?.taskSpec ?? {}
-    await this.transition(job, 'SCHEDULED', `Job state is set from QUEUED to SCHEDULED for job ${file.name}.`, 'ASSIGNED')
+    if (file.state === 'QUEUED') {
+      await this.transition(job, 'SCHEDULED', `Job state is set from QUEUED to SCHEDULED for job ${file.name}.`, 'ASSIGNED')
+    }
     if (job.cancelled) return
     const mounts = await this.mounts(spec.volumes ?? [])
     const env: Record<string, string> = {
@@ -258,6 +338,7 @@ export class LocalBatchExecutor implements BatchBackend {
       }
       job.child = started
       file.pid = started.pid
+      file.pid_started = processStart(started.pid)
       await this.persist(job)
       const timeoutSeconds = Number(runnable.timeout?.seconds ?? 0)
       const timer = timeoutSeconds > 0 ? setTimeout(() => killGroup(started.pid, 'SIGKILL'), timeoutSeconds * 1000) : undefined
@@ -265,6 +346,7 @@ export class LocalBatchExecutor implements BatchBackend {
       if (timer) clearTimeout(timer)
       job.child = undefined
       file.pid = undefined
+      file.pid_started = undefined
       if (await this.deletionRequested(job)) break
       if (timedOut) {
         // Cloud Batch's exit code for a task past its maxRunDuration.
@@ -390,14 +472,16 @@ export class LocalBatchExecutor implements BatchBackend {
     return { pid: child.pid, done }
   }
 
-  private async transition(job: LiveJob, state: BatchState, description: string, taskState?: TaskState) {
+  /** Records a new state, then publishes its notifications (without waiting for them when `background`). */
+  private async transition(job: LiveJob, state: BatchState, description: string, taskState?: TaskState, background = false) {
     // Once deletion has begun, the execution racing it must not move the job anywhere else.
     if (job.cancelled && state !== 'DELETION_IN_PROGRESS') return
     const previous = job.file.state
     job.file.state = state
     job.file.events.push({ at: this.deps.clock.now().toISOString(), description, newState: state })
     await this.persist(job)
-    await this.notify(job.file, previous, state, taskState)
+    const notified = this.notify(job.file, previous, state, taskState)
+    if (!background) await notified
   }
 
   private persist(job: LiveJob): Promise<void> {
@@ -455,6 +539,54 @@ export class LocalBatchExecutor implements BatchBackend {
   }
 }
 
+/** Not finished, not being deleted (that is left to its deleter, which may be another process), and its executor process is gone. */
+function orphaned(file: JobFile): boolean {
+  if (file.deleted || TERMINAL_STATES.has(file.state) || file.state === 'DELETION_IN_PROGRESS') return false
+  return !alive(file.owner, true) || sameProcess(file.owner, file.owner_started) === false
+}
+
+/**
+ * When a process started (field 22 of /proc/<pid>/stat, in clock ticks since boot), or undefined
+ * where there is no /proc or no such process. A pid and this identify a process: pids are reused,
+ * and with the default pid_max of 32768 the executor's own jobs cycle through them in minutes.
+ */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+  } catch {
+    return undefined
+  }
+}
+const OWN_START = processStart(process.pid)
+
+/** False when `pid` is now another process than the one that started at `started`; undefined when that cannot be told. */
+function sameProcess(pid: number, started: string | undefined): boolean | undefined {
+  if (started === undefined) return undefined
+  const now = processStart(pid)
+  return now === undefined ? undefined : now === started
+}
+
+/**
+ * Kills what is left of the process group of a job run by another (or an earlier) executor, unless
+ * its leader's pid now belongs to another process. A group whose leader has exited keeps its id
+ * reserved while any member lives, so such a group is still the job's.
+ */
+function killLeftGroup(file: JobFile): boolean {
+  if (!file.pid || sameProcess(file.pid, file.pid_started) === false) return false
+  killGroup(file.pid, 'SIGKILL')
+  return true
+}
+
+/** job.json as it is on disk now; undefined when absent or half-written (the folder was claimed but never written). */
+async function readJobFile(dir: string): Promise<JobFile | undefined> {
+  try {
+    return JSON.parse(await readFile(join(dir, 'job.json'), 'utf8')) as JobFile
+  } catch {
+    return undefined
+  }
+}
+
 function view(file: JobFile): BatchJobView {
   return {
     name: file.name,
@@ -472,6 +604,16 @@ function unsupported(job: BatchJob): string | undefined {
   if (Number(g.taskCount ?? 1) !== 1) return 'the local executor runs task groups of one task'
   if (!g.taskSpec?.runnables?.length) return 'the job has no runnables'
   return undefined
+}
+
+async function claimFile(path: string): Promise<boolean> {
+  try {
+    await writeFile(path, String(process.pid), { flag: 'wx' })
+    return true
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw err
+  }
 }
 
 async function claim(dir: string): Promise<boolean> {

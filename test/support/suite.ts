@@ -1,8 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { SuiteFile } from '../../emulators/data-dir.js'
+import { layout, type SuiteFile } from '../../emulators/data-dir.js'
+import { emulatorGroup, readEmulatorsFile } from '../../emulators/leftovers.js'
 
 /**
  * The local suite as a user runs it: `npx tsx emulators/start.ts` as a real child process, in its
@@ -21,8 +23,26 @@ export interface SpawnedSuite {
   descendants(): ProcessInfo[]
   /** Sends `signal` to the suite process, as Ctrl-C or `kill` would, and waits for the command to exit. */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-  /** Last resort for a test's cleanup: SIGKILL to the command and every descendant, emulators included. */
+  /** Last resort for a test's cleanup: SIGKILL to the command and every descendant, and to the emulators it recorded in the data folder. */
   kill(): void
+}
+
+/**
+ * SIGKILL to the emulators a suite recorded in `dataDir`/emulators.json that are still running:
+ * they outlive a suite killed with SIGKILL, as they are meant to.
+ */
+export function killRecordedEmulators(dataDir: string, opts: { onlyOrphans?: boolean } = {}) {
+  const file = readEmulatorsFile(layout(dataDir))
+  // With onlyOrphans, the emulators of a suite that is still running are left to it.
+  if (!file || (opts.onlyOrphans && pidAlive(file.suite_pid))) return
+  for (const record of file.emulators) {
+    if (!emulatorGroup(record).length) continue
+    try {
+      process.kill(-record.pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
 }
 
 export interface ProcessInfo {
@@ -65,15 +85,48 @@ async function portFree(port: number): Promise<boolean> {
 }
 
 /**
- * A base port whose whole range (base .. base+89) is free, below the kernel's ephemeral range so
- * that servers other tests bind to port 0 cannot land in it.
+ * Base ports handed out, one file per base holding the pid of the process that took it: a suite
+ * binds its ports seconds after the check that they are free (its JVMs start slowly), so two test
+ * files (or two worktrees) checking at the same moment could otherwise both take the same range.
+ */
+const RESERVED_BASES = join(tmpdir(), 'platform-suite-base-ports')
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Claims `base` for this process; a claim whose process is gone is stale. */
+function reserveBase(base: number): boolean {
+  mkdirSync(RESERVED_BASES, { recursive: true })
+  const file = join(RESERVED_BASES, String(base))
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' })
+      return true
+    } catch {
+      const holder = Number(readFileSync(file, 'utf8'))
+      if (holder === process.pid || (Number.isInteger(holder) && holder > 0 && pidAlive(holder))) return false
+      rmSync(file, { force: true })
+    }
+  }
+  return false
+}
+
+/**
+ * A base port whose whole range (base .. base+89) is free and claimed by no live process, below the
+ * kernel's ephemeral range so that servers other tests bind to port 0 cannot land in it.
  */
 export async function freeBasePort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 10_000 + 100 * Math.floor(Math.random() * 200)
     let free = true
     for (let port = base; port < base + 90 && free; port++) free = await portFree(port)
-    if (free) return base
+    if (free && reserveBase(base)) return base
   }
   throw new Error('no free range of 90 ports found for the local suite')
 }
@@ -98,9 +151,16 @@ export async function runStart(args: string[], opts: { env?: NodeJS.ProcessEnv; 
   let stderr = ''
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000)
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    child.kill('SIGKILL')
+  }, opts.timeoutMs ?? 60_000)
   const [code, signal] = (await new Promise((r) => child.once('exit', (...a) => r(a)))) as [number | null, NodeJS.Signals | null]
   clearTimeout(timer)
+  // A start that did not end by itself got as far as its emulators, which outlive the kill.
+  const dataDir = args[args.indexOf('--data-dir') + 1]
+  if (timedOut && args.includes('--data-dir') && dataDir) killRecordedEmulators(dataDir, { onlyOrphans: true })
   return { code, signal, stdout, stderr }
 }
 
@@ -130,6 +190,7 @@ export async function spawnLocalSuite(opts: { dataDir: string; basePort: number;
     } catch {
       // already gone
     }
+    killRecordedEmulators(opts.dataDir)
   }
 
   const suiteFile = join(opts.dataDir, 'suite.json')

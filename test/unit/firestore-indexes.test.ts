@@ -47,7 +47,12 @@ const QUERIES: QueryShape[] = [
   { source: 'domain/runs/store.ts list (name)', collection: 'runs', equal: ['project_id', 'name'], orderBy: [['created', 'desc']] },
   { source: 'lib/runs.ts listUnpublished', collection: 'runs', equal: ['status', 'dispatch.published'], orderBy: [['created', 'asc']] },
   { source: 'lib/runs.ts listInFlight', collection: 'runs', equal: ['status', 'has_job'], orderBy: [['updated', 'asc']] },
-  { source: 'lib/runs.ts listStalledDispatch', collection: 'runs', equal: ['status', 'has_job'], orderBy: [['updated', 'asc']] },
+  {
+    source: 'domain/runs/store.ts listStalledDispatch',
+    collection: 'runs',
+    equal: ['status', 'has_job', 'dispatch.published'],
+    orderBy: [['updated', 'asc']],
+  },
   {
     source: 'lib/pipelines.ts list',
     collection: 'pipelines',

@@ -191,7 +191,7 @@ orders.openapi(
         content: {
           'text/csv': {
             schema: z.string().openapi({
-              example: `${SamplesheetColumns}\nS-DEMO-PROBAND,1,gs://demo-lab-demo/fastq/S-DEMO-1_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-1_R2.fastq.gz,1,2,S-DEMO-FATHER,S-DEMO-MOTHER,ORD-2026-000001\n`,
+              example: `${SamplesheetColumns}\nS-DEMO-PROBAND,1,gs://demo-lab-demo/fastq/S-DEMO-PROBAND_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-PROBAND_R2.fastq.gz,1,2,S-DEMO-FATHER,S-DEMO-MOTHER,ORD-2026-000001\n`,
             }),
           },
         },

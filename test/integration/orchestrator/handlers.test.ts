@@ -15,7 +15,7 @@ import { localPathFor } from '../../../lib/storage.js'
 import { TERMINAL, type RunStatus } from '../../../domain/runs/status.js'
 import { type RunRecord } from '../../../domain/runs/store.js'
 import { registerOrchestrator } from '../../../orchestrator/functions.js'
-import { onRunRequested } from '../../../orchestrator/run-requested.js'
+import { jobSettings, onRunRequested } from '../../../orchestrator/run-requested.js'
 import { RUN_REQUESTED } from '../../../domain/runs/messages.js'
 import { call } from '../../support/world.js'
 import { makeStage, shellPipeline, type Stage } from './stage.js'
@@ -99,6 +99,22 @@ describe('run requested', () => {
   })
 })
 
+describe('run requested for a job made earlier', () => {
+  it('takes the end of a job that existed before the run recorded it (a crash in between), without running it again', async () => {
+    const run = await stage.submit(shellPipeline('echo ran >> "${PLATFORM_OUTPUT_DIR}runs.txt"'))
+    // The job was made and ended, but the process that made it died before recording it, and its notifications went with the queue.
+    const made = await stage.executor.createJob(buildRunJob(jobSettings(stage.deps), run))
+    await stage.executor.settled(made.name)
+    expect((await runOf(run.id)).status).toBe('queued')
+
+    expect(await requestRun(run)).toBeLessThan(300)
+    const after = await runOf(run.id)
+    expect(after).toMatchObject({ status: 'succeeded', job: { name: made.name }, output: `gs://${run.bucket_name}/runs/${run.id}/` })
+    expect(after.started).toBeDefined()
+    expect(await readFile(localPathFor(stage.config, `gs://${run.bucket_name}/runs/${run.id}/runs.txt`), 'utf8')).toBe('ran\n')
+  })
+})
+
 describe('job state changed', () => {
   it('moves a run to running, then succeeded with its output location', async () => {
     const run = await stage.submit(shellPipeline('true'))
@@ -113,6 +129,18 @@ describe('job state changed', () => {
     expect(done.status).toBe('succeeded')
     expect(done.output).toBe(`gs://${run.bucket_name}/runs/${run.id}/`)
     expect(done.finished!.toMillis()).toBeGreaterThanOrEqual(done.started!.toMillis())
+  })
+
+  it('records the job a notification names on a run that has not recorded it yet, with one run.job_created event', async () => {
+    const run = await stage.submit(shellPipeline('true'))
+    await jobEvent(run.id, 'RUNNING')
+    const running = await runOf(run.id)
+    expect(running).toMatchObject({ status: 'running', has_job: true, job: { name: jobNameOf(run.id), uid: `${jobIdForRun(run.id)}-uid` } })
+    // The orchestrator's own record, coming after, changes nothing.
+    await stage.deps.runs.recordJob(run.id, { name: jobNameOf(run.id) })
+    await jobEvent(run.id, 'SUCCEEDED')
+    const created = await stage.world.deps.db.col('audit_events').where('entity.id', '==', run.id).get()
+    expect(created.docs.filter((d) => d.get('action') === 'run.job_created')).toHaveLength(1)
   })
 
   it("keeps the run's start time when the end of its job is reported before its start", async () => {

@@ -9,7 +9,13 @@ import type { Clock } from '../../../lib/clock.js'
 import type { RunRecord } from '../../../domain/runs/store.js'
 import { localPathFor } from '../../../lib/storage.js'
 import { registerOrchestrator } from '../../../orchestrator/functions.js'
-import { DEFAULT_STALE_AFTER_MS, reconcile, type ReconcileReport } from '../../../orchestrator/reconcile.js'
+import {
+  DEFAULT_DISPATCH_AFTER_MS,
+  DEFAULT_STALE_AFTER_MS,
+  dispatchWindow,
+  reconcile,
+  type ReconcileReport,
+} from '../../../orchestrator/reconcile.js'
 import { onRunRequested } from '../../../orchestrator/run-requested.js'
 import { makeStage, shellPipeline, type Stage } from './stage.js'
 import { listen, until } from './support.js'
@@ -50,6 +56,26 @@ async function dispatch(run: RunRecord) {
 }
 
 const runOf = async (id: string) => (await stage.deps.runs.getById(id))!
+/** `n` results of `make`, a few at a time. */
+async function many<T>(n: number, make: () => Promise<T>): Promise<T[]> {
+  const out: T[] = []
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (out.length < n) {
+        out.push(undefined as T)
+        out[out.length - 1] = await make()
+      }
+    }),
+  )
+  return out
+}
+/** A run whose job was recorded but does not exist: a pass settles it as failed, with no process to run. */
+async function withVanishedJob() {
+  const run = await stage.submit(shellPipeline('true'))
+  await stage.deps.runs.markPublished(run.id)
+  await stage.deps.runs.recordJob(run.id, { name: jobName(jobParent(stage.config.gcpProject, stage.config.batch.region), jobIdForRun(run.id)) })
+  return run
+}
 const stale = () => {
   offsetMs = DEFAULT_STALE_AFTER_MS + 60_000
 }
@@ -71,7 +97,7 @@ describe('the reconciler', () => {
     expect((await reconcile(stage.deps)).republished).not.toContain(run.id)
   })
 
-  it('publishes again a run whose message was published but never became a job, once it has had no news for the stale window', async () => {
+  it('publishes again a run whose message was published but never became a job, once it has had no news for the dispatch window', async () => {
     const run = await stage.submit(shellPipeline('true'))
     await stage.deps.runs.markPublished(run.id)
     offsetMs = 61_000
@@ -83,6 +109,72 @@ describe('the reconciler', () => {
     expect((await runOf(run.id)).dispatch.attempts).toBe(2)
     // Republishing refreshed the record: the next pass leaves it to the message just sent.
     expect((await reconcile(stage.deps)).republished).not.toContain(run.id)
+  })
+
+  it('publishes again a published run without a job after the dispatch window of 90 s, not the 10 minutes of the stale window', async () => {
+    const run = await stage.submit(shellPipeline('true'))
+    await stage.deps.runs.markPublished(run.id)
+    offsetMs = DEFAULT_DISPATCH_AFTER_MS - 5_000
+    expect((await reconcile(stage.deps)).republished).not.toContain(run.id)
+    offsetMs = DEFAULT_DISPATCH_AFTER_MS + 1_000
+    expect(DEFAULT_DISPATCH_AFTER_MS).toBeLessThan(DEFAULT_STALE_AFTER_MS)
+    expect((await reconcile(stage.deps)).republished).toContain(run.id)
+    await requested.waitFor((all) => all.some((m) => JSON.parse(m.data).run_id === run.id))
+  })
+
+  it('waits twice as long before each further publication of a run, so that a long backlog does not fill with duplicates', async () => {
+    const run = await stage.submit(shellPipeline('true'))
+    // Published twice already (by POST /runs, then by a pass): the next window is twice the first.
+    await stage.deps.runs.markPublished(run.id)
+    await stage.deps.runs.markPublished(run.id)
+    offsetMs = DEFAULT_DISPATCH_AFTER_MS + 1_000
+    expect((await reconcile(stage.deps)).republished).not.toContain(run.id)
+    offsetMs = 2 * DEFAULT_DISPATCH_AFTER_MS + 1_000
+    expect((await reconcile(stage.deps)).republished).toContain(run.id)
+    expect([1, 2, 3, 4, 9].map((n) => dispatchWindow(n) / 1000)).toEqual([90, 180, 360, 600, 600])
+  })
+
+  it('treats every run untouched since abandonedBefore as abandoned, whatever the windows say', async () => {
+    const published = await stage.submit(shellPipeline('true'))
+    await stage.deps.runs.markPublished(published.id)
+    const unpublished = await stage.submit(shellPipeline('true'))
+    const finished = await dispatch(await stage.submit(shellPipeline('true')))
+    await stage.executor.settled(finished.job!.name)
+    // A run of the new process, touched after the instant, is left to its own events.
+    const restart = new Date(Date.now() + 1)
+    await new Promise((r) => setTimeout(r, 5))
+    const fresh = await stage.submit(shellPipeline('true'))
+    await stage.deps.runs.markPublished(fresh.id)
+
+    expect((await reconcile(stage.deps)).republished).not.toContain(published.id)
+    const report = await reconcile(stage.deps, { abandonedBefore: restart })
+    expect(report.republished).toEqual(expect.arrayContaining([published.id, unpublished.id]))
+    expect(report.republished).not.toContain(fresh.id)
+    expect(report.settled).toContainEqual({ run_id: finished.id, status: 'succeeded' })
+  })
+
+  it('works through every stale run in one pass, a batch at a time', { timeout: 60_000 }, async () => {
+    const toSettle = await many(11, withVanishedJob)
+    const toPublish = await many(7, () => stage.submit(shellPipeline('true')))
+    stale()
+    const report = await reconcile(stage.deps, { batchSize: 3 })
+    expect(report.settled.filter((s) => toSettle.some((r) => r.id === s.run_id))).toHaveLength(11)
+    expect(report.republished).toEqual(expect.arrayContaining(toPublish.map((r) => r.id)))
+    expect(report.remaining).toEqual({ republish: 0, settle: 0, delete_job: 0 })
+    expect(report.errors).toEqual([])
+    for (const run of toSettle.slice(0, 5)) expect((await runOf(run.id)).status).toBe('failed')
+  })
+
+  it('stops taking batches once its time budget is spent, says how many runs remain, and the next pass goes on', { timeout: 60_000 }, async () => {
+    const runs = await many(10, () => stage.submit(shellPipeline('true')))
+    stale()
+    const first = await reconcile(stage.deps, { batchSize: 4, budgetMs: 0 })
+    // Every sweep takes one batch whatever the budget, so none is starved by the others.
+    expect(first.republished).toHaveLength(4)
+    expect(first.remaining.republish).toBe(6)
+    const second = await reconcile(stage.deps, { batchSize: 4 })
+    expect([...first.republished, ...second.republished]).toEqual(expect.arrayContaining(runs.map((r) => r.id)))
+    expect(second.remaining.republish).toBe(0)
   })
 
   it('settles a run whose job succeeded but whose notifications never came', async () => {
@@ -115,9 +207,7 @@ describe('the reconciler', () => {
   })
 
   it('fails a run whose job disappeared outside the platform', async () => {
-    const run = await stage.submit(shellPipeline('true'))
-    await stage.deps.runs.markPublished(run.id)
-    await stage.deps.runs.recordJob(run.id, { name: jobName(jobParent(stage.config.gcpProject, stage.config.batch.region), jobIdForRun(run.id)) })
+    const run = await withVanishedJob()
     stale()
     const report = await reconcile(stage.deps)
     expect(report.settled).toContainEqual({ run_id: run.id, status: 'failed' })
@@ -175,7 +265,22 @@ describe('the reconciler', () => {
     const res = await fetch(`${base}/`, { method: 'POST' })
     expect(res.status).toBe(200)
     const body = (await res.json()) as ReconcileReport
-    expect(Object.keys(body).sort()).toEqual(['errors', 'jobs_deleted', 'republished', 'settled'])
+    expect(Object.keys(body).sort()).toEqual(['errors', 'jobs_deleted', 'remaining', 'republished', 'settled'])
     expect(body.errors).toEqual([])
+    expect(body.remaining).toEqual({ republish: 0, settle: 0, delete_job: 0 })
+
+    const restarted = await fetch(`${base}/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ abandoned_before: new Date().toISOString() }),
+    })
+    expect(restarted.status).toBe(200)
+    const bad = await fetch(`${base}/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ abandoned_before: 'yesterday' }),
+    })
+    expect(bad.status).toBe(400)
+    expect(((await bad.json()) as { detail: string }).detail).toMatch(/^abandoned_before: /)
   })
 })

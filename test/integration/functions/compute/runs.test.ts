@@ -302,4 +302,16 @@ describe('compute: runs', async () => {
     expect(unpublished.map((r) => r.id)).toContain(res.body.id)
     await brokenQueue.pubsub.close()
   })
+
+  it('gives runs submitted together distinct names, so a name always finds one run', async () => {
+    const submitted = await Promise.all(Array.from({ length: 6 }, () => submit({ pipeline_id: hello, params: {} })))
+    expect(submitted.map((r) => r.status)).toEqual(Array(6).fill(201))
+    const names = submitted.map((r) => r.body.name as string)
+    expect(new Set(names).size).toBe(6)
+    for (const name of names) expect(name).toMatch(/^hello-local-\d{8}T\d{6}Z(-\d+)?$/)
+    for (const name of names) {
+      const found = await w.api('GET', `/runs?name=${name}`)
+      expect(found.body.map((r: { name: string }) => r.name)).toEqual([name])
+    }
+  })
 })

@@ -25,7 +25,9 @@ describe('every Batch job of a run', () => {
       expect(job.allocationPolicy?.location).toEqual({ allowedLocations: ['regions/europe-west4'] })
       expect(job.logsPolicy).toEqual({ destination: 'CLOUD_LOGGING' })
       expect(job.notifications).toEqual([
-        { pubsubTopic: TOPIC, message: { type: 'JOB_STATE_CHANGED' } },
+        { pubsubTopic: TOPIC, message: { type: 'JOB_STATE_CHANGED', newJobState: 'RUNNING' } },
+        { pubsubTopic: TOPIC, message: { type: 'JOB_STATE_CHANGED', newJobState: 'SUCCEEDED' } },
+        { pubsubTopic: TOPIC, message: { type: 'JOB_STATE_CHANGED', newJobState: 'FAILED' } },
         { pubsubTopic: TOPIC, message: { type: 'TASK_STATE_CHANGED', newTaskState: 'FAILED' } },
       ])
 
