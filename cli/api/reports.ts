@@ -602,15 +602,21 @@ export interface components {
             hgvs_c: string | null;
             hgvs_p: string | null;
             calls: {
-                /** @description The VCF sample column */
+                /** @description The sample's name: its external id in the order */
                 sample: string;
                 sample_id: string | null;
                 /** @description The sample's role in the order (proband, mother, father, …) */
                 role: string | null;
-                /** @example 0/1 */
-                genotype: string;
-                /** @example het */
-                zygosity: string;
+                /**
+                 * @description Null for a sample of the order the VCF has no column for (no call at all, unlike `./.`)
+                 * @example 0/1
+                 */
+                genotype: string | null;
+                /**
+                 * @description Null when the genotype is
+                 * @example het
+                 */
+                zygosity: string | null;
                 depth: number | null;
                 genotype_quality: number | null;
                 allele_fraction: number | null;

@@ -266,11 +266,14 @@ export const UpdateReportVariant = z
   })
 
 const CallSchema = z.object({
-  sample: z.string().openapi({ description: 'The VCF sample column' }),
+  sample: z.string().openapi({ description: "The sample's name: its external id in the order" }),
   sample_id: z.string().nullable(),
   role: z.string().nullable().openapi({ description: "The sample's role in the order (proband, mother, father, …)" }),
-  genotype: z.string().openapi({ example: '0/1' }),
-  zygosity: z.string().openapi({ example: 'het' }),
+  genotype: z
+    .string()
+    .nullable()
+    .openapi({ example: '0/1', description: 'Null for a sample of the order the VCF has no column for (no call at all, unlike `./.`)' }),
+  zygosity: z.string().nullable().openapi({ example: 'het', description: 'Null when the genotype is' }),
   depth: z.number().nullable(),
   genotype_quality: z.number().nullable(),
   allele_fraction: z.number().nullable(),

@@ -75,7 +75,15 @@ function position(v: SnapshotVariant): Raw {
 
 function zygosities(v: SnapshotVariant): Raw {
   if (!v.variant?.calls.length) return html`<span class="muted">–</span>`
-  return html`${v.variant.calls.map((call, i) => html`${i ? html`<br />` : ''}${call.role ?? call.sample}: ${words(call.zygosity)} <span class="muted">(${call.genotype})</span>`)}`
+  return html`${v.variant.calls.map(
+    (call, i) =>
+      html`${i ? html`<br />` : ''}${call.role ?? call.sample}:
+      ${
+        call.genotype === null
+          ? html`<span class="muted">not in the VCF</span>`
+          : html`${words(call.zygosity ?? '')} <span class="muted">(${call.genotype})</span>`
+      }`,
+  )}`
 }
 
 function classification(v: SnapshotVariant): Raw {
