@@ -47,6 +47,8 @@ export interface SuiteFile {
   bucket_name: string
   token: string
   user: { email: string; password: string }
+  /** A second person at the provider, a reviewer of the Demo project: who signs what the first one writes. */
+  reviewer: { email: string; password: string }
   firestore_emulator_host: string
   pubsub_emulator_host: string
   gcp_project: string
@@ -58,6 +60,8 @@ export interface SuiteFile {
 export interface SuiteState {
   oidc_client_secret: string
   admin_password: string
+  /** Made on the first start that knows of the reviewer (older data folders gain one). */
+  reviewer_password: string
   token?: string
 }
 
@@ -80,15 +84,23 @@ export async function cleanDataDir(l: Layout) {
   }
 }
 
+/** Readable enough to type into a login form, random enough for a machine others may reach. */
+const password = () => `local-${randomBytes(9).toString('base64url')}`
+
 export async function loadState(l: Layout): Promise<{ state: SuiteState; created: boolean }> {
   if (existsSync(l.stateFile)) {
     const stored = JSON.parse(await readFile(l.stateFile, 'utf8')) as Partial<SuiteState>
-    if (stored.oidc_client_secret && stored.admin_password) return { state: stored as SuiteState, created: false }
+    if (stored.oidc_client_secret && stored.admin_password) {
+      if (stored.reviewer_password) return { state: stored as SuiteState, created: false }
+      const state = { ...stored, reviewer_password: password() } as SuiteState
+      await saveState(l, state)
+      return { state, created: false }
+    }
   }
   const state: SuiteState = {
     oidc_client_secret: randomBytes(24).toString('base64url'),
-    // Readable enough to type into a login form, random enough for a machine others may reach.
-    admin_password: `local-${randomBytes(9).toString('base64url')}`,
+    admin_password: password(),
+    reviewer_password: password(),
   }
   await saveState(l, state)
   return { state, created: true }

@@ -3,7 +3,7 @@ import { SERVICES } from '../functions/services.js'
 import type { OrgRecord, ProjectRecord, UserRecord } from '../lib/auth/access.js'
 import type { KernelDeps } from '../lib/kernel.js'
 import type { SeedContext } from '../lib/service.js'
-import { seedOrgAndProject, seedToken, seedUser } from '../domain/tenancy/seed.js'
+import { grant, seedOrgAndProject, seedToken, seedUser } from '../domain/tenancy/seed.js'
 
 /**
  * The local suite's seed data. Every step is idempotent: a restart without --clean finds what the
@@ -12,6 +12,8 @@ import { seedOrgAndProject, seedToken, seedUser } from '../domain/tenancy/seed.j
 
 export const SEED = {
   user: { email: 'admin@example.org', name: 'Local Admin' },
+  /** Signs the reports the admin writes: a report's author never signs it. */
+  reviewer: { email: 'reviewer@example.org', name: 'Local Reviewer' },
   org: { name: 'Demo Lab', slug: 'demo-lab' },
   project: { name: 'Demo', slug: 'demo', bucket: 'demo-lab-demo' },
   tokenName: 'local suite',
@@ -43,6 +45,8 @@ export async function seedBase(kernel: KernelDeps, storedToken?: string): Promis
     bucketName: SEED.project.bucket,
     serviceAccountEmail: serviceAccountFor(kernel.config.gcpProject),
   })
+  const reviewer = await seedUser(deps, { email: SEED.reviewer.email, name: SEED.reviewer.name })
+  if (!reviewer.grants?.projects?.[project.id]?.length) await grant(deps, project, reviewer, ['reviewer'])
   if (storedToken) {
     const found = await deps.tokens.verifyPersonal(storedToken, deps.clock.now())
     if (found.ok && found.record.user_id === user.id) return { user, org, project, token: storedToken, tokenCreated: false }

@@ -76,6 +76,7 @@ function summary(suite: SuiteFile, passwordCreated: boolean): string {
     `  ${pad('organization')}Demo Lab  ${suite.org_id}`,
     `  ${pad('user')}${suite.user.email}`,
     `  ${pad('password')}${passwordCreated ? suite.user.password : '(unchanged; see suite.json)'}`,
+    `  ${pad('reviewer')}${suite.reviewer.email}  (signs reports; password in suite.json)`,
     `  ${pad('token')}${suite.token}`,
     '',
     `  ${pad('suite file')}${relative(process.cwd(), layout(suite.data_dir).suiteFile) || layout(suite.data_dir).suiteFile}`,

@@ -120,6 +120,7 @@ export function suiteEnv(opts: {
     LOCAL_SIGNING_ACCOUNT: LOCAL_SIGNING_ACCOUNT,
     STORAGE_PUBLIC_URL: opts.storageUrl,
     FILES_PUBLIC_URL: opts.services.files,
+    REPORTS_PUBLIC_URL: opts.services.reports,
     // Browser pages of the suite (sign-off, docs) send cookie-authenticated requests from these.
     PUBLIC_ORIGINS: Object.values(opts.services).join(','),
     LOG_LEVEL: opts.quiet ? 'warn' : 'info',
@@ -238,7 +239,10 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     const provider = await startOidcProvider({
       port: ports.oidc,
       host: '127.0.0.1',
-      users: [{ email: SEED.user.email, password: state.admin_password, name: SEED.user.name }],
+      users: [
+        { email: SEED.user.email, password: state.admin_password, name: SEED.user.name },
+        { email: SEED.reviewer.email, password: state.reviewer_password, name: SEED.reviewer.name },
+      ],
       clients: [oidcClient],
       audience: LOCAL_OIDC_AUDIENCE,
     })
@@ -335,6 +339,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       bucket_name: base.project.bucket_name,
       token: base.token,
       user: { email: SEED.user.email, password: state.admin_password },
+      reviewer: { email: SEED.reviewer.email, password: state.reviewer_password },
       firestore_emulator_host: firestore.host,
       pubsub_emulator_host: pubsub.host,
       gcp_project: LOCAL_GCP_PROJECT,

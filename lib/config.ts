@@ -48,13 +48,15 @@ const EnvSchema = z.object({
   /** Where signed storage addresses point: Cloud Storage by default, the local suite's storage server locally. */
   STORAGE_PUBLIC_URL: z.url().optional(),
   FILES_PUBLIC_URL: z.url().optional(),
+  /** Public base address of the report service: its browser pages (sign-off, printable reports) and the addresses the API gives for them. */
+  REPORTS_PUBLIC_URL: z.url().optional(),
   /** Buckets of shared reference data (genomes, annotations) that any project's runs may read, comma-separated. */
   SHARED_REFERENCE_BUCKETS: z.string().default(''),
 
   /**
    * The platform's own public origins (scheme://host[:port]), comma-separated: a state-changing
    * request authenticated by the platform_session cookie must come from one of them. The origins of
-   * ADMIN_PUBLIC_URL and FILES_PUBLIC_URL are always included.
+   * ADMIN_PUBLIC_URL, FILES_PUBLIC_URL and REPORTS_PUBLIC_URL are always included.
    */
   PUBLIC_ORIGINS: z.string().default(''),
   /**
@@ -85,6 +87,7 @@ export interface Config {
     allowHttp: boolean
   }
   adminPublicUrl?: string
+  reportsPublicUrl?: string
   sessionTtlSeconds: number
   serviceTokenTtlSeconds: number
   batch: { backend: 'cloud' | 'local'; region: string; localWorkRoot?: string }
@@ -111,7 +114,7 @@ function publicOrigins(e: Env): string[] {
   const listed = e.PUBLIC_ORIGINS.split(',')
     .map((o) => o.trim())
     .filter(Boolean)
-  const origins = [...listed, e.ADMIN_PUBLIC_URL, e.FILES_PUBLIC_URL].flatMap((u) => {
+  const origins = [...listed, e.ADMIN_PUBLIC_URL, e.FILES_PUBLIC_URL, e.REPORTS_PUBLIC_URL].flatMap((u) => {
     if (!u) return []
     try {
       return [new URL(u).origin]
@@ -167,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           }
         : undefined,
     adminPublicUrl: e.ADMIN_PUBLIC_URL,
+    reportsPublicUrl: e.REPORTS_PUBLIC_URL?.replace(/\/+$/, ''),
     sessionTtlSeconds: e.SESSION_TTL_SECONDS,
     serviceTokenTtlSeconds: e.SERVICE_TOKEN_TTL_SECONDS,
     batch: { backend: e.BATCH_BACKEND, region: e.BATCH_REGION, localWorkRoot: e.LOCAL_WORK_ROOT },

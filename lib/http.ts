@@ -261,10 +261,13 @@ function isHttps(c: Context, config: KernelDeps['config']): boolean {
   return config.trustedProxyHops > 0 && c.req.header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https'
 }
 
-/** Hono's secure headers on every response (nosniff, Referrer-Policy, …), with HSTS only over HTTPS, where it means something. */
+/**
+ * Hono's secure headers on every response (nosniff, Referrer-Policy, …), with HSTS only over HTTPS,
+ * where it means something. A route that sets its own (an HTML page's policy) keeps them.
+ */
 function securityHeaders(config: KernelDeps['config']): MiddlewareHandler {
-  const plain = secureHeaders({ strictTransportSecurity: false })
-  const https = secureHeaders({ strictTransportSecurity: 'max-age=31536000; includeSubDomains' })
+  const plain = secureHeaders({ strictTransportSecurity: false, overwrite: false })
+  const https = secureHeaders({ strictTransportSecurity: 'max-age=31536000; includeSubDomains', overwrite: false })
   return (c, next) => (isHttps(c, config) ? https(c, next) : plain(c, next))
 }
 

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import type { Schema } from 'hono'
+import type { Hono, Schema } from 'hono'
 import type { OrgRecord, ProjectRecord, UserRecord } from './auth/access.js'
 import type { Config } from './config.js'
 import { API_PREFIX, createServiceApp, type AppEnv, type Prefetch, type ServiceTag } from './http.js'
@@ -29,6 +29,11 @@ export interface ServiceDefinition<D extends KernelDeps> {
   deps(kernel: KernelDeps): D
   /** One sub-app per first path segment, mounted under /api/v1. */
   routes: ReadonlyArray<OpenAPIHono<AppEnv<D>, Schema, string>>
+  /**
+   * Browser pages (HTML, lib/pages.ts), mounted at the service's root beside /openapi.json: not
+   * part of the JSON API or its document. Each authenticates its own requests (the session cookie).
+   */
+  pages?: ReadonlyArray<Hono<AppEnv<D>, Schema, string>>
   /** The records routes read, declared so that the kernel reads them with the caller's account (lib/http.ts). */
   prefetch?: ReadonlyArray<Prefetch<D>>
   /** Idempotent seed data of the local suite (run on every start, after the base seed). */
@@ -48,7 +53,7 @@ export interface SeedContext {
 }
 
 /** A definition with its dependency type erased, for the registry; `create` builds the whole app from a kernel. */
-export type Service = Omit<ServiceDefinition<KernelDeps>, 'deps' | 'routes' | 'prefetch'> & {
+export type Service = Omit<ServiceDefinition<KernelDeps>, 'deps' | 'routes' | 'pages' | 'prefetch'> & {
   create(kernel: KernelDeps): OpenAPIHono<AppEnv>
 }
 
@@ -56,10 +61,11 @@ export type Service = Omit<ServiceDefinition<KernelDeps>, 'deps' | 'routes' | 'p
 export function serviceApp<D extends KernelDeps>(def: ServiceDefinition<D>, deps: D) {
   const app = createServiceApp({ ...def, deps })
   for (const routes of def.routes) app.route(API_PREFIX, routes)
+  for (const pages of def.pages ?? []) app.route('/', pages)
   return app
 }
 
 export function defineService<D extends KernelDeps>(def: ServiceDefinition<D>): Service & { definition: ServiceDefinition<D> } {
-  const { deps: _deps, routes: _routes, prefetch: _prefetch, ...rest } = def
+  const { deps: _deps, routes: _routes, pages: _pages, prefetch: _prefetch, ...rest } = def
   return { ...rest, definition: def, create: (kernel) => serviceApp(def, def.deps(kernel)) as unknown as OpenAPIHono<AppEnv> }
 }

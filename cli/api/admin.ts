@@ -124,6 +124,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects/{id}/letterhead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the laboratory's letterhead on the project's reports (project admins)
+         * @description The printable reports of the report service carry it: the laboratory, its address and contacts, its accreditation, its director.
+         */
+        put: operations["setProjectLetterhead"];
+        post?: never;
+        /** Remove the project's letterhead: its reports carry the organization's name again (project admins) */
+        delete: operations["deleteProjectLetterhead"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects": {
         parameters: {
             query?: never;
@@ -367,7 +388,7 @@ export interface paths {
         };
         /**
          * Where the identity provider sends the browser back: creates the session and sets the platform_session cookie
-         * @description Checks the state (once only, and only from the browser that started the login), exchanges the code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce), maps the identity to a platform user, stores the session (with the roles at login) and sets platform_session (HttpOnly, SameSite=Lax, Secure over HTTPS) for the session lifetime. Then redirects to return_to.
+         * @description Checks the state (once only, and only from the browser that started the login), exchanges the code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce), maps the identity to a platform user, stores the session (with the roles at login and the ID token's auth_time) and sets platform_session (HttpOnly, SameSite=Lax, Secure over HTTPS) for the session lifetime. Then redirects to return_to. A re-authentication (a login begun with prompt or max_age by a browser with a session) creates no session: the session records the new auth_time when its own user authenticated, or that another user was refused.
          */
         get: operations["completeLogin"];
         put?: never;
@@ -525,6 +546,37 @@ export interface components {
              */
             service_account_email: string;
         };
+        /**
+         * @description How the laboratory identifies itself on the project's reports (ISO 15189: who issued a report, and how to reach them)
+         * @example {
+         *       "laboratory": "Demo Lab, Molecular Genetics",
+         *       "address": [
+         *         "1 Helix Road",
+         *         "10115 Berlin",
+         *         "Germany"
+         *       ],
+         *       "phone": "+49 30 0000000",
+         *       "email": "genetics@demo-lab.example",
+         *       "accreditation": "ISO 15189:2022 accredited",
+         *       "director": "Dr. Grace Hopper, laboratory director"
+         *     }
+         */
+        Letterhead: {
+            /** @description The laboratory as its reports name it */
+            laboratory: string;
+            address?: string[];
+            phone?: string;
+            /** Format: email */
+            email?: string;
+            /** Format: uri */
+            website?: string;
+            /** @description Accreditations and licences */
+            accreditation?: string;
+            /** @description The laboratory director */
+            director?: string;
+            /** @description A closing line under every report */
+            footer?: string;
+        };
         Project: {
             /**
              * Format: uuid
@@ -539,6 +591,7 @@ export interface components {
             /** @description Storage bucket of the project */
             bucket_name: string;
             credentials_configured: boolean;
+            letterhead?: components["schemas"]["Letterhead"] & unknown;
             created: string;
         };
         CreateProject: {
@@ -1406,6 +1459,124 @@ export interface operations {
         };
     };
     deleteProjectCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setProjectLetterhead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Letterhead"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Letterhead"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteProjectLetterhead: {
         parameters: {
             query?: never;
             header?: never;
@@ -2608,8 +2779,12 @@ export interface operations {
     beginLogin: {
         parameters: {
             query?: {
-                /** @description A path on this service to land on after login, e.g. /api/v1/users/me (the default). Other origins are refused. */
+                /** @description Where to land after login: a path on this service, e.g. /api/v1/users/me (the default), or an address on one of the platform's own origins (PUBLIC_ORIGINS, e.g. a report's sign-off page). Other origins are refused. */
                 return_to?: string;
+                /** @description login: the identity provider authenticates the user again, whatever session it has (OIDC Core 3.1.2.1) */
+                prompt?: "login";
+                /** @description The maximum age in seconds of the user's authentication at the provider (0: now). The ID token's auth_time is checked against it. With prompt or max_age, a browser that has a session re-authenticates it: the session keeps its cookie and records the new auth_time, and an authentication as another user is refused (the session is left as it was). */
+                max_age?: number | null;
             };
             header?: never;
             path?: never;
@@ -2625,7 +2800,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description return_to is not a path on this service */
+            /** @description return_to is not a path on this service or an address on the platform's origins */
             400: {
                 headers: {
                     [name: string]: unknown;

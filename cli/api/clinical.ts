@@ -1090,7 +1090,7 @@ export interface components {
              * @description The permission a caller needs to take it (e.g. labflow.move)
              * @enum {string}
              */
-            permission: "project.read" | "pipeline.read" | "run.read" | "clinical.read" | "report.read" | "file.read" | "clinical.write" | "labflow.move" | "file.write" | "run.submit" | "run.cancel" | "report.draft" | "comment.write" | "comment.resolve" | "report.sign" | "pipeline.create" | "order.cancel" | "labflow.define" | "file.delete" | "project.manage" | "members.manage" | "credentials.manage" | "credentials.read" | "project.delete" | "audit.read" | "variant.ingest";
+            permission: "project.read" | "pipeline.read" | "run.read" | "clinical.read" | "report.read" | "file.read" | "clinical.write" | "labflow.move" | "file.write" | "run.submit" | "run.cancel" | "report.draft" | "comment.write" | "comment.resolve" | "report.sign" | "report.cancel" | "pipeline.create" | "order.cancel" | "labflow.define" | "file.delete" | "project.manage" | "members.manage" | "credentials.manage" | "credentials.read" | "project.delete" | "audit.read" | "variant.ingest";
             /** @default false */
             requires_reason?: boolean;
         };

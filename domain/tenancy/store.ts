@@ -1,5 +1,5 @@
 import { FieldValue, Timestamp } from '@google-cloud/firestore'
-import { grantPath, type OrgRecord, type ProjectRecord, type UserRecord } from '../../lib/auth/access.js'
+import { grantPath, type Letterhead, type OrgRecord, type ProjectRecord, type UserRecord } from '../../lib/auth/access.js'
 import type { AuditContext, AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
@@ -136,6 +136,23 @@ export class AdminStore {
       })
     })
     return { ...project, credentials }
+  }
+
+  /** Sets (or with null removes) the letterhead the project's reports carry. */
+  async setLetterhead(ctx: AuditContext, project: ProjectRecord, letterhead: Letterhead | null): Promise<ProjectRecord> {
+    await this.db.firestore.runTransaction(async (tx) => {
+      const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project', id: project.id } })
+      tx.update(this.db.col('projects').doc(project.id), { letterhead: letterhead ?? FieldValue.delete() })
+      chain.write(ctx, {
+        action: letterhead ? 'project.letterhead_set' : 'project.letterhead_removed',
+        org_id: project.org_id,
+        project_id: project.id,
+        entity: { type: 'project', id: project.id },
+        change: { fields: ['letterhead'] },
+      })
+    })
+    const { letterhead: _previous, ...rest } = project
+    return letterhead ? { ...rest, letterhead } : rest
   }
 
   /** Finds a user by e-mail, creating an account with no roles when none exists (linked to the IdP at first login). */

@@ -80,6 +80,8 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
       response_types: ['code'],
       grant_types: ['authorization_code', 'refresh_token', PASSWORD_GRANT],
       token_endpoint_auth_method: 'client_secret_basic',
+      // Every ID token says when the user authenticated, which the platform records on the session.
+      require_auth_time: true,
     })),
     jwks: { keys: [signingKey] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },

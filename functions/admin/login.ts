@@ -16,8 +16,21 @@ interface LoginStateRecord {
   code_verifier: string
   nonce: string
   return_to: string
+  /** Asked of the provider (OIDC Core 3.1.2.1): `login` to authenticate again, and the maximum age of that authentication. */
+  prompt?: 'login'
+  max_age?: number
+  /** A re-authentication of the session whose key this is (lib/auth/tokens.ts sessionKey): the callback updates it instead of starting another. */
+  reauth_session?: string
   created: Timestamp
   expires_at: Timestamp
+}
+
+/** What the browser asked of a login besides its destination: a fresh authentication at the provider. */
+export interface LoginOptions {
+  prompt?: 'login'
+  maxAge?: number
+  /** The key of the session being re-authenticated, when the browser has one. */
+  reauthSession?: string
 }
 
 export interface TokenSet {
@@ -38,15 +51,23 @@ export class LoginRejected extends Error {
 }
 
 /**
- * `return_to` is a path on the admin service (relative to its public base address), never
- * another origin: anything else would make the login an open redirect.
+ * `return_to` is a path on the admin service (relative to its public base address), or an
+ * absolute http(s) address on one of the platform's own origins (PUBLIC_ORIGINS: the report
+ * service's sign-off pages send the browser here and back). Anything else would make the login an
+ * open redirect.
  */
-export function safeReturnTo(value: string | undefined): string {
+export function safeReturnTo(value: string | undefined, platformOrigins: readonly string[] = []): string {
   if (value === undefined || value === '') return DEFAULT_RETURN_TO
-  const sameOriginPath = /^\/(?![/\\])[^\s\\]*$/.test(value) && value.length <= 2048
-  if (!sameOriginPath) throw badRequest('return_to: must be a path on this service, starting with a single /')
-  return value
+  if (value.length > 2048) throw badRequest('return_to: at most 2048 characters')
+  if (/^\/(?![/\\])[^\s\\]*$/.test(value)) return value
+  if (/^https?:\/\//i.test(value) && !/[\s\\]/.test(value) && URL.canParse(value)) {
+    const url = new URL(value)
+    if (!url.username && !url.password && platformOrigins.includes(url.origin)) return url.href
+  }
+  throw badRequest("return_to: must be a path on this service, starting with a single /, or an address on one of the platform's own origins")
 }
+
+const isAbsolute = (returnTo: string) => /^https?:\/\//i.test(returnTo)
 
 /** Roles at login, by scope (`org:<id>`, `project:<id>`), as the session snapshot; requests recompute them. */
 export async function effectiveRoles(deps: KernelDeps, userId: string): Promise<Record<string, string[]>> {
@@ -87,9 +108,9 @@ export class OidcLogin {
     return Boolean(this.deps.config.adminPublicUrl?.startsWith('https:'))
   }
 
-  /** Where to send the browser after login: return_to resolved against the service's public address. */
+  /** Where to send the browser after login: return_to resolved against the service's public address (an absolute one was checked by safeReturnTo). */
   returnUrl(returnTo: string): string {
-    return this.settings().publicUrl + returnTo
+    return isAbsolute(returnTo) ? returnTo : this.settings().publicUrl + returnTo
   }
 
   private configuration(): Promise<oidc.Configuration> {
@@ -108,8 +129,13 @@ export class OidcLogin {
     return this.discovered
   }
 
-  /** Starts a browser login: records the PKCE verifier, nonce and return_to under a fresh state. */
-  async begin(returnTo: string): Promise<{ authorizationUrl: URL; state: string }> {
+  /**
+   * Starts a browser login: records the PKCE verifier, nonce and return_to under a fresh state.
+   * `prompt` and `maxAge` are passed to the provider (prompt=login, max_age=0: authenticate again
+   * now, whatever session the provider has), and the ID token's auth_time is then checked against
+   * them when the login completes.
+   */
+  async begin(returnTo: string, options: LoginOptions = {}): Promise<{ authorizationUrl: URL; state: string }> {
     const config = await this.configuration()
     const state = oidc.randomState()
     const verifier = oidc.randomPKCECodeVerifier()
@@ -119,6 +145,9 @@ export class OidcLogin {
       code_verifier: verifier,
       nonce,
       return_to: returnTo,
+      ...(options.prompt ? { prompt: options.prompt } : {}),
+      ...(options.maxAge !== undefined ? { max_age: options.maxAge } : {}),
+      ...(options.reauthSession ? { reauth_session: options.reauthSession } : {}),
       created: Timestamp.fromDate(now),
       expires_at: Timestamp.fromDate(new Date(now.getTime() + LOGIN_STATE_TTL_MS)),
     }
@@ -130,6 +159,8 @@ export class OidcLogin {
       code_challenge_method: 'S256',
       state,
       nonce,
+      ...(options.prompt ? { prompt: options.prompt } : {}),
+      ...(options.maxAge !== undefined ? { max_age: String(options.maxAge) } : {}),
     })
     return { authorizationUrl, state }
   }
@@ -154,7 +185,10 @@ export class OidcLogin {
    * Ends a browser login: checks the state, exchanges the code (PKCE verifier, nonce, ID token
    * signature, issuer, audience, expiry) and maps the identity to a platform user.
    */
-  async complete(query: URLSearchParams, boundState: string | undefined): Promise<{ user: UserRecord; returnTo: string }> {
+  async complete(
+    query: URLSearchParams,
+    boundState: string | undefined,
+  ): Promise<{ user: UserRecord; email?: string; returnTo: string; authTime?: Date; reauthSession?: string }> {
     const state = query.get('state')
     if (!state) throw badRequest('state: required')
     const login = await this.consumeState(state)
@@ -169,12 +203,17 @@ export class OidcLogin {
         expectedState: state,
         expectedNonce: login.nonce,
         idTokenExpected: true,
+        // With max_age asked, the ID token must say when the user authenticated, and that recently enough (openid-client checks it).
+        ...(login.max_age !== undefined ? { maxAge: login.max_age } : {}),
       }),
     )
     const claims = tokens.claims()
     if (!claims) throw new LoginRejected('the identity provider returned no ID token')
-    const user = await this.deps.access.userForIdentity(identityOf(claims), Timestamp.fromDate(this.deps.clock.now()))
-    return { user: this.usable(user), returnTo: login.return_to }
+    const identity = identityOf(claims)
+    const user = await this.deps.access.userForIdentity(identity, Timestamp.fromDate(this.deps.clock.now()))
+    const authTime = typeof claims.auth_time === 'number' ? new Date(claims.auth_time * 1000) : undefined
+    if (login.prompt === 'login' && !authTime) throw new LoginRejected('the identity provider did not say when the user authenticated (auth_time)')
+    return { user: this.usable(user), email: identity.email, returnTo: login.return_to, authTime, reauthSession: login.reauth_session }
   }
 
   /** The CLI's login: e-mail and password go to the provider's token endpoint, never into the platform's records. */

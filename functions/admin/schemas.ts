@@ -11,6 +11,31 @@ export const Organization = z.object({ id: z.string().uuid(), name: z.string(), 
 
 export const CreateOrganization = z.object({ name: z.string().trim().min(1).max(200), slug: slugSchema.optional() }).openapi('CreateOrganization')
 
+const line = (max: number) => z.string().trim().min(1).max(max)
+export const LetterheadSchema = z
+  .object({
+    laboratory: line(200).openapi({ description: 'The laboratory as its reports name it' }),
+    address: z.array(line(200)).max(6).optional(),
+    phone: line(50).optional(),
+    email: z.email().optional(),
+    website: z.url().max(200).optional(),
+    accreditation: line(500).optional().openapi({ description: 'Accreditations and licences' }),
+    director: line(200).optional().openapi({ description: 'The laboratory director' }),
+    footer: line(1000).optional().openapi({ description: 'A closing line under every report' }),
+  })
+  .strict()
+  .openapi('Letterhead', {
+    description: "How the laboratory identifies itself on the project's reports (ISO 15189: who issued a report, and how to reach them)",
+    example: {
+      laboratory: 'Demo Lab, Molecular Genetics',
+      address: ['1 Helix Road', '10115 Berlin', 'Germany'],
+      phone: '+49 30 0000000',
+      email: 'genetics@demo-lab.example',
+      accreditation: 'ISO 15189:2022 accredited',
+      director: 'Dr. Grace Hopper, laboratory director',
+    },
+  })
+
 export const Project = z
   .object({
     id: z.string().uuid().openapi({ description: 'Value to send as X-Project-ID' }),
@@ -20,6 +45,9 @@ export const Project = z
     org_name: z.string(),
     bucket_name: z.string().openapi({ description: 'Storage bucket of the project' }),
     credentials_configured: z.boolean(),
+    letterhead: LetterheadSchema.optional().openapi({
+      description: "The laboratory's letterhead on the project's reports (absent: they name the organization)",
+    }),
     created: z.string(),
   })
   .openapi('Project')

@@ -51,7 +51,24 @@ export interface ProjectRecord {
   slug: string
   bucket_name: string
   credentials?: { service_account_email: string; configured_at: Timestamp }
+  /** How the laboratory names itself on the documents it issues (reports); the organization's name without one. */
+  letterhead?: Letterhead
   created: Timestamp
+}
+
+/** The laboratory's identification on its reports (ISO 15189: who issued the report, and how to reach them). */
+export interface Letterhead {
+  laboratory: string
+  address?: string[]
+  phone?: string
+  email?: string
+  website?: string
+  /** Accreditation and licences, e.g. "ISO 15189:2022 accredited (DAkkS D-ML-00000-00-00); CLIA 00D0000000". */
+  accreditation?: string
+  /** The laboratory director, as the report names them. */
+  director?: string
+  /** A closing line under every report (disclaimers, contact for questions). */
+  footer?: string
 }
 
 export interface OrgRecord {

@@ -28,6 +28,7 @@ export type Permission =
   | 'comment.write'
   | 'comment.resolve'
   | 'report.sign'
+  | 'report.cancel'
   | 'pipeline.create'
   | 'order.cancel'
   | 'labflow.define'
@@ -59,6 +60,8 @@ const PROJECT_GRANTS: Record<Permission, { ladder?: (typeof PROJECT_LADDER)[numb
   'comment.write': { ladder: 'analyst' },
   'comment.resolve': { ladder: 'reviewer' },
   'report.sign': { ladder: 'reviewer' },
+  /** Cancel a report, or mark any report entered in error. */
+  'report.cancel': { ladder: 'admin' },
   'pipeline.create': { ladder: 'admin' },
   'order.cancel': { ladder: 'admin' },
   'labflow.define': { ladder: 'admin' },

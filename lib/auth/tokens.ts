@@ -36,6 +36,12 @@ export interface SessionRecord {
   /** The roles computed at login, kept for display; authorization recomputes them on every request. */
   effective_roles: Record<string, string[]>
   id_token?: string
+  /** When the user last proved who they are at the identity provider (the ID token's auth_time), as far as the platform knows. */
+  auth_time?: Timestamp
+  /** When a re-authentication in this session (prompt=login) was recorded, by the platform's clock. */
+  reauthenticated_at?: Timestamp
+  /** The latest re-authentication in this session that another user completed: refused, the session unchanged but for this note. */
+  reauth_refused?: { at: Timestamp; user_id: string; email?: string }
 }
 
 export type Lookup<T> = { ok: true; record: T } | { ok: false; reason: string }
@@ -203,7 +209,14 @@ export class TokenStore {
     }
   }
 
-  async createSession(input: { userId: string; ttlSeconds: number; now: Date; effectiveRoles: Record<string, string[]>; idToken?: string }) {
+  async createSession(input: {
+    userId: string
+    ttlSeconds: number
+    now: Date
+    effectiveRoles: Record<string, string[]>
+    idToken?: string
+    authTime?: Date
+  }) {
     const value = newSecret(TOKEN_PREFIX.session)
     const record: SessionRecord = {
       id: newId(),
@@ -212,6 +225,7 @@ export class TokenStore {
       expires_at: Timestamp.fromDate(new Date(input.now.getTime() + input.ttlSeconds * 1000)),
       effective_roles: input.effectiveRoles,
       id_token: input.idToken,
+      ...(input.authTime ? { auth_time: Timestamp.fromDate(input.authTime) } : {}),
     }
     await this.db.col('sessions').doc(sha256(value)).create(record)
     return { value, record }
@@ -226,6 +240,31 @@ export class TokenStore {
     const record = snap.data() as SessionRecord
     if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'session expired' }
     return { ok: true, record }
+  }
+
+  /** The key of a session's document: what a record bound to a session (a login in flight) keeps instead of the cookie's value. */
+  sessionKey(value: string): string {
+    return sha256(value)
+  }
+
+  async getSessionByKey(key: string, now: Date): Promise<Lookup<SessionRecord>> {
+    return this.judgeSession(await this.db.col('sessions').doc(key).get(), now)
+  }
+
+  /** Records that the session's own user authenticated again at the identity provider (auth_time from the ID token). */
+  async recordReauthentication(key: string, input: { authTime: Date; now: Date }): Promise<void> {
+    await this.db
+      .col('sessions')
+      .doc(key)
+      .update({ auth_time: Timestamp.fromDate(input.authTime), reauthenticated_at: Timestamp.fromDate(input.now) })
+  }
+
+  /** Records that someone else completed a re-authentication in the session: nothing else of the session changes. */
+  async recordRefusedReauthentication(key: string, input: { userId: string; email?: string; now: Date }): Promise<void> {
+    await this.db
+      .col('sessions')
+      .doc(key)
+      .update({ reauth_refused: { at: Timestamp.fromDate(input.now), user_id: input.userId, ...(input.email ? { email: input.email } : {}) } })
   }
 
   async endSession(value: string): Promise<SessionRecord | undefined> {

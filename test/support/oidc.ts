@@ -32,15 +32,21 @@ export async function listen(): Promise<{ url: string; server: Server; serve(app
  * and the admin service served on a real local port (so that redirects carry real addresses),
  * configured with the environment variables a deployment would set.
  */
-export async function startLoginStack(extraEnv: Record<string, string> = {}) {
+export async function startLoginStack(extraEnv: Record<string, string> = {}, opts: { otherUsers?: string[] } = {}) {
   const admin = await listen()
   const user = { email: `ann-${rand()}@example.org`, password: randomBytes(12).toString('base64url'), name: 'Ann Example' }
+  // More people at the provider, by name (a reviewer, a second signer), each with an e-mail and password of their own.
+  const others = (opts.otherUsers ?? []).map((name) => ({
+    email: `${name.toLowerCase().replaceAll(/\W+/g, '-')}-${rand()}@example.org`,
+    password: randomBytes(12).toString('base64url'),
+    name,
+  }))
   const client = {
     client_id: 'platform-admin',
     client_secret: randomBytes(24).toString('base64url'),
     redirect_uris: [`${admin.url}/api/v1/auth/callback`],
   }
-  const provider = await startOidcProvider({ users: [user], clients: [client], audience: TEST_AUDIENCE })
+  const provider = await startOidcProvider({ users: [user, ...others], clients: [client], audience: TEST_AUDIENCE })
   const env = { ...platformOidcEnv(provider, client, TEST_AUDIENCE), ADMIN_PUBLIC_URL: admin.url, ...extraEnv }
   const world = await makeWorld(env)
   const app = createAdminApp(world.deps)
@@ -52,6 +58,7 @@ export async function startLoginStack(extraEnv: Record<string, string> = {}) {
     adminUrl: admin.url,
     provider,
     user,
+    others,
     client,
     async stop() {
       await Promise.all([admin.stop(), provider.stop()])
@@ -126,11 +133,32 @@ export class Browser {
 export async function submitLoginForm(browser: Browser, pageUrl: string, html: string, credentials: { email: string; password: string }) {
   const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1]
   if (!action) throw new Error(`no login form in the page at ${pageUrl}`)
-  return browser.follow(new URL(action.replace(/&amp;/g, '&'), pageUrl).href, {
+  const landed = await browser.follow(new URL(action.replace(/&amp;/g, '&'), pageUrl).href, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ email: credentials.email, password: credentials.password }).toString(),
   })
+  return submitAutoPost(browser, landed)
+}
+
+/**
+ * What a browser with JavaScript does with the provider's self-submitting form (response_mode
+ * form_post, or its logout of the previous account when another one signs in): posts it, and
+ * follows on. Any other page is returned as it is.
+ */
+export async function submitAutoPost(browser: Browser, page: { res: Response; url: string }): Promise<{ res: Response; url: string }> {
+  if (!(page.res.headers.get('content-type') ?? '').includes('text/html')) return page
+  const html = await page.res.clone().text()
+  if (!html.includes('document.forms[0].submit()')) return page
+  const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1]
+  if (!action) return page
+  const fields = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [m[1]!, m[2]!.replace(/&amp;/g, '&')])
+  const next = await browser.follow(new URL(action.replace(/&amp;/g, '&'), page.url).href, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  })
+  return submitAutoPost(browser, next)
 }
 
 /** A whole browser login: /auth/login, the provider's form, the callback; returns where it landed. */

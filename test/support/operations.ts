@@ -3,12 +3,16 @@ import type { Hono } from 'hono'
 import { importPKCS8, SignJWT } from 'jose'
 import { expect } from 'vitest'
 import { createComputeApp } from '../../functions/compute/service.js'
+import { reportsDeps } from '../../functions/reports/deps.js'
+import { createReportsApp } from '../../functions/reports/service.js'
+import { createKernel } from '../../lib/kernel.js'
 import { SERVICES } from '../../functions/services.js'
 import { pipelineId, PLATFORM_SCOPE } from '../../domain/pipelines/model.js'
 import { fetchDoc, operationsOf } from '../integration/functions/openapi-doc.js'
 import { localAudit } from './audit.js'
 import { localCompute } from './compute.js'
 import { localFiles } from './files.js'
+import { cachedVariant, makeTrioOrder, MemoryVariantCache, signThroughStore } from './reports.js'
 import { startLoginStack } from './oidc.js'
 import { call, rand } from './world.js'
 
@@ -97,6 +101,19 @@ const STAGES = [
   { key: 'a', name: 'A', order: 1 },
   { key: 'b', name: 'B', order: 2 },
 ]
+
+/** The report service's view of the orders' variant caches in this walk. */
+const variantCache = new MemoryVariantCache()
+const reportsOf = (c: Ctx) => reportsDeps(createKernel(c.world.deps.config, 'reports', { firestore: c.world.deps.db.firestore }), variantCache)
+const reportEntity = (id: string) => `report:${id}`
+/** A draft report, through the report service, for an in-progress trio order with a variant in its cache. */
+const reportVia = async (c: Ctx) => {
+  const order = await makeTrioOrder(c.world.deps, c.world.project)
+  const variant = cachedVariant()
+  variantCache.put(c.world.project.id, order.id, variant)
+  const report = await c.as('reports', 'POST', '/reports', { order_id: order.id, conclusion: 'Negative.' })
+  return { order, variant, report }
+}
 
 /** One entry per mutating operationId of every service. */
 export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
@@ -200,6 +217,19 @@ export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
     body: { service_account_email: 'runner@test-project.iam.gserviceaccount.com' },
     event: () => ({ scope: projectScope(c), entity: `project:${c.world.project.id}`, action: 'credentials.configured' }),
   }),
+  setProjectLetterhead: async (c) => ({
+    path: `/projects/${c.world.project.id}/letterhead`,
+    body: { laboratory: 'Test Lab, Molecular Genetics', address: ['1 Helix Road'] },
+    event: () => ({ scope: projectScope(c), entity: `project:${c.world.project.id}`, action: 'project.letterhead_set' }),
+  }),
+  deleteProjectLetterhead: async (c) => {
+    const p = await c.as('admin', 'POST', '/projects', { org_id: c.world.org.id, name: `Letterhead ${rand()}` })
+    await c.as('admin', 'PUT', `/projects/${p.id}/letterhead`, { laboratory: 'To remove' })
+    return {
+      path: `/projects/${p.id}/letterhead`,
+      event: () => ({ scope: { project_id: p.id }, entity: `project:${p.id}`, action: 'project.letterhead_removed' }),
+    }
+  },
   deleteProjectCredentials: async (c) => {
     const p = await c.as('admin', 'POST', '/projects', {
       org_id: c.world.org.id,
@@ -365,6 +395,95 @@ export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
       event: () => ({ scope: projectScope(c), entity: `labflow:${l.id}`, action: 'labflow.version_created' }),
     }
   },
+  // reports
+  createReport: async (c) => {
+    const order = await makeTrioOrder(c.world.deps, c.world.project)
+    return {
+      path: '/reports',
+      body: { order_id: order.accession },
+      event: (r) => ({ scope: projectScope(c), entity: reportEntity(r.id), action: 'report.created' }),
+    }
+  },
+  updateReport: async (c) => {
+    const { report } = await reportVia(c)
+    return {
+      path: `/reports/${report.id}`,
+      body: { notes: 'n' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.updated' }),
+    }
+  },
+  deleteReport: async (c) => {
+    const { report } = await reportVia(c)
+    return { path: `/reports/${report.id}`, event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.deleted' }) }
+  },
+  transitionReport: async (c) => {
+    const { report } = await reportVia(c)
+    return {
+      path: `/reports/${report.id}/transition`,
+      body: { to: 'in_review' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.transitioned' }),
+    }
+  },
+  amendReport: async (c) => {
+    const { report } = await reportVia(c)
+    await c.as('reports', 'POST', `/reports/${report.id}/transition`, { to: 'in_review' })
+    const signer = await c.world.caller(['reviewer'])
+    await signThroughStore({ deps: reportsOf(c), project: c.world.project }, report.id, signer)
+    return {
+      path: `/reports/${report.id}/amendments`,
+      body: { reason: 'corrected phenotype' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.amended' }),
+    }
+  },
+  addReportVariant: async (c) => {
+    const { report, variant } = await reportVia(c)
+    return {
+      path: `/reports/${report.id}/variants`,
+      body: { variant_id: variant.id, acmg_classification: 'pathogenic' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.variant_added' }),
+    }
+  },
+  updateReportVariant: async (c) => {
+    const { report, variant } = await reportVia(c)
+    await c.as('reports', 'POST', `/reports/${report.id}/variants`, { variant_id: variant.id })
+    return {
+      path: `/reports/${report.id}/variants/${variant.id}`,
+      body: { acmg_classification: 'benign' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.variant_updated' }),
+    }
+  },
+  removeReportVariant: async (c) => {
+    const { report, variant } = await reportVia(c)
+    await c.as('reports', 'POST', `/reports/${report.id}/variants`, { variant_id: variant.id })
+    return {
+      path: `/reports/${report.id}/variants/${variant.id}`,
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.variant_removed' }),
+    }
+  },
+  createReportComment: async (c) => {
+    const { report } = await reportVia(c)
+    return {
+      path: `/reports/${report.id}/comments`,
+      body: { type: 'review', comment: 'Check the segregation.' },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.comment_added' }),
+    }
+  },
+  updateReportComment: async (c) => {
+    const { report } = await reportVia(c)
+    const comment = await c.as('reports', 'POST', `/reports/${report.id}/comments`, { type: 'review', comment: 'Check it.' })
+    return {
+      path: `/reports/${report.id}/comments/${comment.id}`,
+      body: { resolved: true },
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.comment_resolved' }),
+    }
+  },
+  createReportSnapshot: async (c) => {
+    const { report } = await reportVia(c)
+    return {
+      path: `/reports/${report.id}/snapshots`,
+      event: () => ({ scope: projectScope(c), entity: reportEntity(report.id), action: 'report.snapshot_taken' }),
+    }
+  },
   // files
   createUploadUrl: async (c) => {
     const path = `walker/up-${rand()}.txt`
@@ -427,6 +546,7 @@ export async function operationsWorld() {
     ['compute', createComputeApp(compute.deps)],
     ['files', files.app],
     ['audit', audit.app],
+    ['reports', createReportsApp(reportsOf({ world } as Ctx))],
   ])
   const appOf = (name: string) => {
     if (!apps.has(name)) apps.set(name, SERVICES.find((s) => s.name === name)!.create(world.deps))

@@ -182,6 +182,47 @@ const QUERIES: QueryShape[] = [
   },
   { source: 'domain/runs/store.ts listForOrder', collection: 'runs', equal: ['project_id', 'order_id'], orderBy: [['created', 'desc']] },
   { source: 'functions/admin service users of an org', collection: 'users', equal: ['org_id', 'kind'], orderBy: [['created', 'asc']] },
+  { source: 'domain/reports/store.ts list', collection: 'reports', equal: ['project_id'], orderBy: [['created', 'desc']] },
+  { source: 'domain/reports/store.ts list (order_id)', collection: 'reports', equal: ['project_id', 'order_id'], orderBy: [['created', 'desc']] },
+  { source: 'domain/reports/store.ts list (status)', collection: 'reports', equal: ['project_id', 'status'], orderBy: [['created', 'desc']] },
+  {
+    source: 'domain/reports/store.ts list (template_type)',
+    collection: 'reports',
+    equal: ['project_id', 'template_type'],
+    orderBy: [['created', 'desc']],
+  },
+  {
+    source: 'domain/reports/store.ts list (order_id, status)',
+    collection: 'reports',
+    equal: ['project_id', 'order_id', 'status'],
+    orderBy: [['created', 'desc']],
+  },
+  {
+    source: 'domain/reports/store.ts list (order_id, template_type)',
+    collection: 'reports',
+    equal: ['project_id', 'order_id', 'template_type'],
+    orderBy: [['created', 'desc']],
+  },
+  {
+    source: 'domain/reports/store.ts list (status, template_type)',
+    collection: 'reports',
+    equal: ['project_id', 'status', 'template_type'],
+    orderBy: [['created', 'desc']],
+  },
+  {
+    source: 'domain/reports/store.ts list (order_id, status, template_type)',
+    collection: 'reports',
+    equal: ['project_id', 'order_id', 'status', 'template_type'],
+    orderBy: [['created', 'desc']],
+  },
+  { source: 'domain/reports/store.ts listComments', collection: 'report_comments', equal: ['report_id'], orderBy: [['created', 'asc']] },
+  {
+    source: 'domain/reports/store.ts listComments (type)',
+    collection: 'report_comments',
+    equal: ['report_id', 'type'],
+    orderBy: [['created', 'asc']],
+  },
+  { source: 'domain/reports/store.ts listSnapshots', collection: 'report_snapshots', equal: ['report_id'], orderBy: [['seq', 'asc']] },
 ]
 
 /**

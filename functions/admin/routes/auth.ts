@@ -35,7 +35,22 @@ const LoginQuery = z.object({
     .string()
     .optional()
     .openapi({
-      description: `A path on this service to land on after login, e.g. ${DEFAULT_RETURN_TO} (the default). Other origins are refused.`,
+      description: `Where to land after login: a path on this service, e.g. ${DEFAULT_RETURN_TO} (the default), or an address on one of the platform's own origins (PUBLIC_ORIGINS, e.g. a report's sign-off page). Other origins are refused.`,
+    }),
+  prompt: z
+    .enum(['login'])
+    .optional()
+    .openapi({ description: 'login: the identity provider authenticates the user again, whatever session it has (OIDC Core 3.1.2.1)' }),
+  max_age: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .optional()
+    .openapi({
+      description:
+        "The maximum age in seconds of the user's authentication at the provider (0: now). The ID token's auth_time is checked against it. " +
+        'With prompt or max_age, a browser that has a session re-authenticates it: the session keeps its cookie and records the new auth_time, and an authentication as another user is refused (the session is left as it was).',
     }),
 })
 
@@ -91,14 +106,23 @@ auth.openapi(
     request: { query: LoginQuery },
     responses: {
       302: redirect('To the identity provider'),
-      400: errorResponse('return_to is not a path on this service'),
+      400: errorResponse("return_to is not a path on this service or an address on the platform's origins"),
       404: errorResponse('Login is not configured'),
       500: errorResponse('Identity provider unavailable'),
     },
   }),
   async (c) => {
-    const returnTo = safeReturnTo(c.req.valid('query').return_to)
-    const { authorizationUrl, state } = await c.var.deps.login.begin(returnTo)
+    const { deps } = c.var
+    const query = c.req.valid('query')
+    const returnTo = safeReturnTo(query.return_to, deps.config.publicOrigins)
+    const fresh = query.prompt !== undefined || query.max_age !== undefined
+    const session = fresh ? getCookie(c, SESSION_COOKIE) : undefined
+    const current = session ? await deps.tokens.getSession(session, deps.clock.now()) : undefined
+    const { authorizationUrl, state } = await deps.login.begin(returnTo, {
+      prompt: query.prompt,
+      maxAge: query.max_age,
+      reauthSession: current?.ok ? deps.tokens.sessionKey(session!) : undefined,
+    })
     setCookie(c, LOGIN_STATE_COOKIE, state, cookieOptions(c, 600, callbackPath(c)))
     c.header('Cache-Control', 'no-store')
     return c.redirect(authorizationUrl.href, 302)
@@ -114,7 +138,8 @@ auth.openapi(
     summary: 'Where the identity provider sends the browser back: creates the session and sets the platform_session cookie',
     description:
       'Checks the state (once only, and only from the browser that started the login), exchanges the code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce), ' +
-      `maps the identity to a platform user, stores the session (with the roles at login) and sets ${SESSION_COOKIE} (HttpOnly, SameSite=Lax, Secure over HTTPS) for the session lifetime. Then redirects to return_to.`,
+      `maps the identity to a platform user, stores the session (with the roles at login and the ID token's auth_time) and sets ${SESSION_COOKIE} (HttpOnly, SameSite=Lax, Secure over HTTPS) for the session lifetime. Then redirects to return_to. ` +
+      'A re-authentication (a login begun with prompt or max_age by a browser with a session) creates no session: the session records the new auth_time when its own user authenticated, or that another user was refused.',
     security: [],
     request: { query: CallbackQuery },
     responses: {
@@ -132,14 +157,37 @@ auth.openapi(
     deleteCookie(c, LOGIN_STATE_COOKIE, cookieOptions(c, 0, callbackPath(c)))
     c.header('Cache-Control', 'no-store')
     try {
-      const { user, returnTo } = await deps.login.complete(query, boundState)
+      const { user, email, returnTo, authTime, reauthSession } = await deps.login.complete(query, boundState)
       const now = deps.clock.now()
+      const reauthenticated = reauthSession ? await deps.tokens.getSessionByKey(reauthSession, now) : undefined
+      if (reauthSession && reauthenticated?.ok && authTime) {
+        // A re-authentication: the browser keeps its session, which records the new authentication
+        // time, or, when someone else authenticated, only that it was refused. Never another user's session in its place.
+        const same = reauthenticated.record.user_id === user.id
+        const owner = same ? user : await deps.access.getUser(reauthenticated.record.user_id)
+        const ctx = userActor(owner ?? user, auditContext(c).request, 'oidc')
+        const entity = { type: 'session', id: reauthenticated.record.id, parent: reauthenticated.record.user_id }
+        if (same) {
+          await deps.tokens.recordReauthentication(reauthSession, { authTime, now })
+          await deps.audit.record(ctx, { action: 'session.reauthenticated', entity })
+        } else {
+          await deps.tokens.recordRefusedReauthentication(reauthSession, { userId: user.id, email, now })
+          await deps.audit.record(ctx, {
+            action: 'session.reauthentication_refused',
+            outcome: 'denied',
+            entity,
+            change: { reason: `re-authentication by another user (${email ?? user.id}) in this session; the session is unchanged` },
+          })
+        }
+        return c.redirect(deps.login.returnUrl(returnTo), 302)
+      }
       const ttl = deps.config.sessionTtlSeconds
       const session = await deps.tokens.createSession({
         userId: user.id,
         ttlSeconds: ttl,
         now,
         effectiveRoles: await effectiveRoles(deps, user.id),
+        authTime,
       })
       const ctx = userActor(user, auditContext(c).request, 'oidc')
       try {

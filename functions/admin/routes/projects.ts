@@ -10,7 +10,7 @@ import { PageQuery, pageHeaders, pageResponse, paginateArray } from '../../../li
 import type { AdminStore } from '../../../domain/tenancy/store.js'
 import type { AdminDeps } from '../deps.js'
 import { orgFor } from '../org-access.js'
-import { AddMember, CreateProject, Member, Project, SetRoles } from '../schemas.js'
+import { AddMember, CreateProject, LetterheadSchema, Member, Project, SetRoles } from '../schemas.js'
 
 /** /projects: projects, their members and roles, and their cloud credentials. */
 export const projects = resourceApp<AdminDeps>()
@@ -24,6 +24,7 @@ export function toProject(p: ProjectRecord, org: Pick<OrgRecord, 'name'> | undef
     org_name: org?.name ?? '',
     bucket_name: p.bucket_name,
     credentials_configured: Boolean(p.credentials),
+    letterhead: p.letterhead,
     created: iso(p.created)!,
   }
 }
@@ -196,6 +197,42 @@ projects.openapi(
     const project = await loadProjectFor(c, c.req.valid('param').id, 'credentials.manage')
     if (!project.credentials) throw noCredentials(project)
     await c.var.deps.store.setCredentials(auditContext(c), project, null)
+    return c.body(null, 204)
+  },
+)
+
+projects.openapi(
+  createRoute({
+    operationId: 'setProjectLetterhead',
+    method: 'put',
+    path: '/projects/{id}/letterhead',
+    tags: ['projects'],
+    summary: "Set the laboratory's letterhead on the project's reports (project admins)",
+    description: 'The printable reports of the report service carry it: the laboratory, its address and contacts, its accreditation, its director.',
+    request: { params: IdParam, body: { content: { 'application/json': { schema: LetterheadSchema } }, required: true } },
+    responses: { 200: json(LetterheadSchema), ...commonErrors },
+  }),
+  async (c) => {
+    const project = await loadProjectFor(c, c.req.valid('param').id, 'project.manage')
+    const updated = await c.var.deps.store.setLetterhead(auditContext(c), project, c.req.valid('json'))
+    return c.json(updated.letterhead!, 200)
+  },
+)
+
+projects.openapi(
+  createRoute({
+    operationId: 'deleteProjectLetterhead',
+    method: 'delete',
+    path: '/projects/{id}/letterhead',
+    tags: ['projects'],
+    summary: "Remove the project's letterhead: its reports carry the organization's name again (project admins)",
+    request: { params: IdParam },
+    responses: { 204: { description: 'Removed' }, ...commonErrors },
+  }),
+  async (c) => {
+    const project = await loadProjectFor(c, c.req.valid('param').id, 'project.manage')
+    if (!project.letterhead) throw notFound('letterhead')
+    await c.var.deps.store.setLetterhead(auditContext(c), project, null)
     return c.body(null, 204)
   },
 )

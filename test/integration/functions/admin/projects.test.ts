@@ -101,6 +101,30 @@ describe('admin: organizations and projects', async () => {
     expect(after.body).toEqual({ project_id: world.project.id, org_id: world.org.id })
   })
 
+  it("sets and removes the project's letterhead (project admins), shown on the project", async () => {
+    const p = (await call(app, 'POST', '/api/v1/projects', { token: world.owner.token, body: { org_id: world.org.id, name: 'Letterhead' } })).body
+    expect(p.letterhead).toBeUndefined()
+    const letterhead = {
+      laboratory: 'Test Lab, Molecular Genetics',
+      address: ['1 Helix Road', 'Berlin'],
+      accreditation: 'ISO 15189:2022',
+      director: 'Dr. G. Hopper',
+    }
+    const set = await call(app, 'PUT', `/api/v1/projects/${p.id}/letterhead`, { token: world.owner.token, body: letterhead })
+    expect(set.status).toBe(200)
+    expect(set.body).toEqual(letterhead)
+    expect((await call(app, 'GET', `/api/v1/projects/${p.id}`, { token: world.owner.token })).body.letterhead).toEqual(letterhead)
+    const bad = await call(app, 'PUT', `/api/v1/projects/${p.id}/letterhead`, { token: world.owner.token, body: { laboratory: '', email: 'x' } })
+    expect(bad.status).toBe(400)
+    expect(bad.body.detail).toContain('laboratory')
+    const reviewer = await world.caller(['reviewer'])
+    const refused = await call(app, 'PUT', `/api/v1/projects/${world.project.id}/letterhead`, { token: reviewer.token, body: letterhead })
+    expect(refused.status).toBe(403)
+    expect((await call(app, 'DELETE', `/api/v1/projects/${p.id}/letterhead`, { token: world.owner.token })).status).toBe(204)
+    expect((await call(app, 'GET', `/api/v1/projects/${p.id}`, { token: world.owner.token })).body.letterhead).toBeUndefined()
+    expect((await call(app, 'DELETE', `/api/v1/projects/${p.id}/letterhead`, { token: world.owner.token })).status).toBe(404)
+  })
+
   it('pages the project list with page_size and X-Next-Page-Token', async () => {
     for (const name of ['P1', 'P2', 'P3']) {
       await call(app, 'POST', '/api/v1/projects', { token: world.owner.token, body: { org_id: world.org.id, name } })

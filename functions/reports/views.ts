@@ -1,0 +1,164 @@
+import type { z } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import { canInProject } from '../../lib/auth/access.js'
+import type { Permission } from '../../lib/auth/roles.js'
+import { iso } from '../../lib/db.js'
+import { notFound } from '../../lib/errors.js'
+import { refuse, requires, type Prefetch } from '../../lib/http.js'
+import { UUID_RE } from '../../lib/ids.js'
+import { publicBase } from '../../lib/pages.js'
+import { combineCriteria, parseCriteria } from '../../domain/reports/acmg.js'
+import type { CommentRecord, ReportRecord, SnapshotRecord, UserRef } from '../../domain/reports/model.js'
+import { blockersFor, describeBlocker } from '../../domain/reports/signoff.js'
+import { isRefusal, reportTransitions, type JoinedVariant, type Refusal, type ReportProject } from '../../domain/reports/store.js'
+import type { ReportsDeps, ReportsEnv } from './deps.js'
+import type { Comment, Report, ReportVariant, Snapshot } from './schemas.js'
+
+/**
+ * Every route under /reports/{id} reads the report first: it is declared, so the kernel reads it in
+ * the same round trip as the caller's account (lib/http.ts, `Prefetch`) and loadReport finds it there.
+ */
+export const reportPrefetch: Array<Prefetch<ReportsDeps>> = (['get', 'post', 'patch', 'delete'] as const).map((method) => ({
+  method,
+  paths: [
+    '/reports/{id}',
+    '/reports/{id}/transition',
+    '/reports/{id}/amendments',
+    '/reports/{id}/variants',
+    '/reports/{id}/variants/{variant_id}',
+    '/reports/{id}/comments',
+    '/reports/{id}/comments/{comment_id}',
+    '/reports/{id}/snapshots',
+  ],
+  docs: ({ id }, deps) => (id && UUID_RE.test(id) ? [deps.reports.refs.report(id)] : []),
+}))
+
+/** Records as the API shows them, and the per-request helpers every report route uses. */
+export const canFor = (c: Context<ReportsEnv>) => (permission: Permission) => canInProject(c.var.principal, c.var.project, permission)
+
+export function projectOf(c: Context<ReportsEnv>): ReportProject {
+  return { id: c.var.project.id, org_id: c.var.project.org_id }
+}
+
+export function callerRef(c: Context<ReportsEnv>): UserRef {
+  const u = c.var.principal.user
+  return { id: u.id, name: u.name, ...(u.email ? { email: u.email } : {}) }
+}
+
+/** Answers 403 with an access.denied event for a refusal of the store, as the route middleware does for a permission. */
+export async function deny(c: Context<ReportsEnv>, refusal: Refusal): Promise<never> {
+  if (refusal.refused === 'permission') {
+    await requires(refusal.permission)(c as never, async () => undefined)
+    throw new Error(`deny(${refusal.permission}) for a caller who holds it`)
+  }
+  const p = c.var.project
+  return refuse(c, refusal, { project_id: p.id, org_id: p.org_id }, { type: 'project', id: p.id })
+}
+
+export async function orRefused<T>(c: Context<ReportsEnv>, result: T | Refusal): Promise<T> {
+  if (isRefusal(result)) return deny(c, result)
+  return result
+}
+
+export async function loadReport(c: Context<ReportsEnv>, id: string): Promise<ReportRecord> {
+  const report = await c.var.deps.reports.get(c.var.project.id, id, c.var.reads)
+  if (!report) throw notFound('report')
+  return report
+}
+
+export const reportBase = (c: Context<ReportsEnv>) => publicBase(c, c.var.deps.config.reportsPublicUrl)
+
+export function toReport(c: Context<ReportsEnv>, r: ReportRecord): z.infer<typeof Report> {
+  const can = canFor(c)
+  const base = `${reportBase(c)}/${r.id}`
+  return {
+    id: r.id,
+    project_id: r.project_id,
+    order_id: r.order_id,
+    order_accession: r.order_accession,
+    status: r.status,
+    template_type: r.template_type,
+    summary: r.summary,
+    notes: r.notes,
+    conclusion: r.conclusion,
+    author: r.author,
+    revision: r.revision,
+    replaces: r.replaces,
+    amendment: r.amendment ? { ...r.amendment, at: iso(r.amendment.at)! } : undefined,
+    pending_revision: r.pending_revision,
+    superseded_by: r.superseded_by,
+    signatures: r.signatures.map((s) => ({ ...s, at: iso(s.at)!, auth_time: iso(s.auth_time)! })),
+    status_history: r.status_history.map((h) => ({
+      from: h.from as ReportRecord['status'],
+      to: h.to as ReportRecord['status'],
+      by: h.by,
+      at: iso(h.at)!,
+      reason: h.reason,
+    })),
+    variant_count: r.variant_count,
+    unclassified_count: r.unclassified_count,
+    comment_count: r.comment_count,
+    open_review_comments: r.open_review_comments,
+    snapshot_count: r.snapshot_count,
+    latest_snapshot: r.latest_snapshot ? { ...r.latest_snapshot, taken_at: iso(r.latest_snapshot.taken_at)! } : undefined,
+    available_transitions: reportTransitions(r, can),
+    sign_off:
+      r.status === 'in_review'
+        ? { url: `${base}/signoff/`, blockers: blockersFor(r, { user: c.var.principal.user, can }).map(describeBlocker) }
+        : null,
+    print_url: `${base}/print`,
+    created: iso(r.created)!,
+    updated: iso(r.updated)!,
+  }
+}
+
+export function toVariant(v: JoinedVariant): z.infer<typeof ReportVariant> {
+  const r = v.record
+  const parsed = parseCriteria(r.acmg_criteria)
+  return {
+    report_id: r.report_id,
+    variant_id: r.variant_id,
+    in_cache: v.cached !== undefined,
+    variant: v.cached ?? null,
+    acmg_classification: r.acmg_classification ?? null,
+    acmg_criteria: r.acmg_criteria,
+    criteria_suggest: combineCriteria(parsed.ok ? parsed.value : []),
+    transcript: r.transcript ?? null,
+    hgvs_c: r.hgvs_c ?? null,
+    hgvs_p: r.hgvs_p ?? null,
+    inheritance: r.inheritance ?? null,
+    interpretation: r.interpretation ?? null,
+    include_in_report: r.include_in_report,
+    added_by: r.added_by,
+    added_at: iso(r.added_at)!,
+    updated: iso(r.updated)!,
+  }
+}
+
+export function toComment(c: CommentRecord): z.infer<typeof Comment> {
+  return {
+    id: c.id,
+    report_id: c.report_id,
+    type: c.type,
+    comment: c.comment,
+    author: c.author,
+    created: iso(c.created)!,
+    updated: iso(c.updated)!,
+    edited_at: iso(c.edited_at),
+    resolved: c.resolved ? { by: c.resolved.by, at: iso(c.resolved.at)! } : null,
+    copied_from: c.copied_from,
+  }
+}
+
+export function toSnapshot(s: SnapshotRecord): z.infer<typeof Snapshot> {
+  return {
+    id: s.id,
+    report_id: s.report_id,
+    seq: s.seq,
+    sha256: s.sha256,
+    taken_by: s.taken_by,
+    taken_at: iso(s.taken_at)!,
+    report_status: s.report_status,
+    content: JSON.parse(s.content) as Record<string, unknown>,
+  }
+}
