@@ -1,19 +1,28 @@
 import { dispatchRun, releaseJob, settleFromJob } from '../domain/runs/lifecycle.js'
+import { dispatchIngestion } from '../domain/variants/dispatch.js'
+import { DEFAULT_TUNING } from '../domain/variants/ingest.js'
 import { fromBatchState, type RunStatus } from '../domain/runs/status.js'
 import type { RunRecord } from '../domain/runs/store.js'
 import type { OrchestratorDeps } from './deps.js'
+import { afterRunSucceeded } from './run-succeeded.js'
 
 export interface ReconcileReport {
   republished: string[]
   settled: Array<{ run_id: string; status: RunStatus }>
   jobs_deleted: string[]
-  errors: Array<{ run_id: string; step: 'republish' | 'settle' | 'delete_job'; error: string }>
+  /** Succeeded runs whose outputs were looked at for a VCF (their ingestion had not been requested). */
+  runs_ingested: string[]
+  /** Ingestions with steps left and no news, requested again (their runner died, or their message was lost). */
+  ingestions_resumed: string[]
+  errors: Array<{ run_id: string; step: 'republish' | 'settle' | 'delete_job' | 'ingest_run' | 'resume_ingestion'; error: string }>
 }
 
 /** Runs not yet published are left this long to the compute service's own publish before the reconciler steps in. */
 export const UNPUBLISHED_GRACE_MS = 60_000
 export const DEFAULT_STALE_AFTER_MS = 10 * 60_000
 const RECONCILE_BATCH = 200
+/** An ingestion whose record has not changed for this long has lost its runner: its lock's lease has run out by then. */
+export const INGESTION_STALE_MS = DEFAULT_TUNING.leaseMs + 60_000
 
 type Failed = (runId: string, step: ReconcileReport['errors'][number]['step'], err: unknown) => void
 
@@ -23,7 +32,7 @@ type Failed = (runId: string, step: ReconcileReport['errors'][number]['step'], e
  * cancelled runs. Each sweep is independent; a failure on one run is reported and the sweep goes on.
  */
 export async function reconcile(deps: OrchestratorDeps): Promise<ReconcileReport> {
-  const report: ReconcileReport = { republished: [], settled: [], jobs_deleted: [], errors: [] }
+  const report: ReconcileReport = { republished: [], settled: [], jobs_deleted: [], runs_ingested: [], ingestions_resumed: [], errors: [] }
   const now = deps.clock.now()
   const failed: Failed = (run_id, step, err) => {
     deps.log.warn(`reconcile: ${step} failed`, { run_id, error: err })
@@ -32,10 +41,14 @@ export async function reconcile(deps: OrchestratorDeps): Promise<ReconcileReport
   report.republished = await republishUndispatched(deps, now, failed)
   report.settled = await settleStale(deps, now, failed)
   report.jobs_deleted = await releaseCancelledJobs(deps, failed)
+  report.runs_ingested = await ingestSucceededRuns(deps, now, failed)
+  report.ingestions_resumed = await resumeStalledIngestions(deps, now, failed)
   deps.log.info('reconcile done', {
     republished: report.republished.length,
     settled: report.settled.length,
     jobs_deleted: report.jobs_deleted.length,
+    runs_ingested: report.runs_ingested.length,
+    ingestions_resumed: report.ingestions_resumed.length,
     errors: report.errors.length,
   })
   return report
@@ -77,7 +90,10 @@ export async function settleStale(deps: OrchestratorDeps, now: Date, failed: Fai
           : 'the Batch job no longer exists: it was deleted outside the platform'
         result = await runs.applyJobState(run.id, { status: 'failed', at: now, error_message, source: 'reconciler' })
       }
-      if (result?.changed && result.run) settled.push({ run_id: run.id, status: result.run.status })
+      if (result?.changed && result.run) {
+        settled.push({ run_id: run.id, status: result.run.status })
+        if (result.run.ingestion_pending) await afterRunSucceeded(deps, result.run)
+      }
       // Still in flight: checked again after another stale window, behind the runs not yet checked.
       else await runs.markChecked(run.id)
     } catch (err) {
@@ -99,4 +115,36 @@ export async function releaseCancelledJobs(deps: OrchestratorDeps, failed: Faile
     }
   }
   return released
+}
+
+/** Succeeded runs of an order whose outputs were never looked at for a VCF (a crash came between the two). */
+export async function ingestSucceededRuns(deps: OrchestratorDeps, now: Date, failed: Failed): Promise<string[]> {
+  const done: string[] = []
+  for (const run of await deps.runs.listIngestionPending(new Date(now.getTime() - UNPUBLISHED_GRACE_MS), RECONCILE_BATCH)) {
+    try {
+      await afterRunSucceeded(deps, run)
+      done.push(run.id)
+    } catch (err) {
+      failed(run.id, 'ingest_run', err)
+    }
+  }
+  return done
+}
+
+/**
+ * Ingestions with a step left whose record has not changed for longer than a lock's lease: their
+ * runner died (or their message was lost, or they wait behind another ingestion of the order).
+ * Requested again, they resume after their last completed step (or give way to a newer one).
+ */
+export async function resumeStalledIngestions(deps: OrchestratorDeps, now: Date, failed: Failed): Promise<string[]> {
+  const resumed: string[] = []
+  for (const ingestion of await deps.ingestions.listStalled(new Date(now.getTime() - INGESTION_STALE_MS), RECONCILE_BATCH)) {
+    try {
+      await deps.ingestions.touch(ingestion.id)
+      if (await dispatchIngestion(deps, ingestion)) resumed.push(ingestion.id)
+    } catch (err) {
+      failed(ingestion.id, 'resume_ingestion', err)
+    }
+  }
+  return resumed
 }
