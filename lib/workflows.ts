@@ -33,7 +33,11 @@ const labelValue = (v: string) =>
  * The request that starts an execution, exactly: the argument is the workflow's `args` as a JSON
  * string, call logging only for errors (steps log themselves), labels to find the execution by.
  */
-export function createExecutionRequest(workflow: string, argument: Record<string, unknown>, labels: Record<string, string> = {}): ICreateExecutionRequest {
+export function createExecutionRequest(
+  workflow: string,
+  argument: Record<string, unknown>,
+  labels: Record<string, string> = {},
+): ICreateExecutionRequest {
   return {
     parent: workflow,
     execution: {

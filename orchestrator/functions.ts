@@ -36,9 +36,7 @@ export function registerOrchestrator(deps: OrchestratorDeps) {
   const project = deps.config.gcpProject
   cloudEvent('runRequested', (event: CloudEvent<unknown>) => inLogScope(eventLogScope(event, project), () => onRunRequested(deps, event)))
   cloudEvent('jobStateChanged', (event: CloudEvent<unknown>) => inLogScope(eventLogScope(event, project), () => onJobStateChanged(deps, event)))
-  cloudEvent('ingestionRequested', (event: CloudEvent<unknown>) =>
-    inLogScope(eventLogScope(event, project), () => onIngestionRequested(deps, event)),
-  )
+  cloudEvent('ingestionRequested', (event: CloudEvent<unknown>) => inLogScope(eventLogScope(event, project), () => onIngestionRequested(deps, event)))
   http('reconcile', async (req, res) => {
     const scope = httpScope(req, project)
     res.setHeader('X-Request-ID', scope.requestId)

@@ -30,7 +30,10 @@ export interface StepAnswer {
 /** Work done per call: the function's timeout (540 s) less a margin for the last batch and the answer. */
 export const STEP_BUDGET_MS = 420_000
 
-export async function ingestionStep(deps: OrchestratorDeps, input: unknown): Promise<{ status: 200 | 400 | 404; body: StepAnswer | { detail: string } }> {
+export async function ingestionStep(
+  deps: OrchestratorDeps,
+  input: unknown,
+): Promise<{ status: 200 | 400 | 404; body: StepAnswer | { detail: string } }> {
   const parsed = StepRequest.safeParse(input)
   if (!parsed.success) return { status: 400, body: { detail: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') } }
   const { ingestion_id, project_id, step, holder } = parsed.data

@@ -11,7 +11,8 @@ export async function afterRunSucceeded(deps: OrchestratorDeps, run: RunRecord):
   try {
     const ingestion = await requestRunIngestion(deps, run)
     await deps.runs.clearIngestionPending(run.id, ingestion?.id)
-    if (ingestion) deps.log.info('run succeeded with a VCF: ingestion requested', { run_id: run.id, ingestion_id: ingestion.id, source: ingestion.source_uri })
+    if (ingestion)
+      deps.log.info('run succeeded with a VCF: ingestion requested', { run_id: run.id, ingestion_id: ingestion.id, source: ingestion.source_uri })
   } catch (error) {
     deps.log.warn('could not request the ingestion of a run; the reconciler will', { run_id: run.id, error })
   }

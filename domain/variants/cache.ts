@@ -416,7 +416,8 @@ export function decodeCursor(token: string, filters: unknown): { g: string; i?: 
   } catch {
     throw badRequest('page_token is not valid')
   }
-  if (typeof c?.g !== 'string' || typeof c.f !== 'string' || (c.i !== undefined && typeof c.i !== 'string')) throw badRequest('page_token is not valid')
+  if (typeof c?.g !== 'string' || typeof c.f !== 'string' || (c.i !== undefined && typeof c.i !== 'string'))
+    throw badRequest('page_token is not valid')
   if (c.f !== fingerprint(filters)) throw badRequest('page_token was made for other filters; start again without it')
   return { g: c.g, i: c.i }
 }

@@ -103,7 +103,11 @@ export function countObservations(observations: Record<string, Observation> | un
  * the order's observation, or the removal of the order's entry when no sample of the order
  * carries the ALT (a parent-only call of another family member is not the order's observation).
  */
-export function catalogueWrite(doc: Pick<CacheVariantDoc, (typeof SUMMARY_FIELDS)[number] | 'carriers' | 'hom_carriers' | 'build_id'>, order: { id: string; accession: string }, now: Timestamp) {
+export function catalogueWrite(
+  doc: Pick<CacheVariantDoc, (typeof SUMMARY_FIELDS)[number] | 'carriers' | 'hom_carriers' | 'build_id'>,
+  order: { id: string; accession: string },
+  now: Timestamp,
+) {
   const summary = Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, doc[f]]))
   const entry: Observation | FieldValue = doc.carriers.length
     ? { accession: order.accession, build_id: doc.build_id, samples: doc.carriers, hom: doc.hom_carriers }

@@ -52,7 +52,9 @@ export function pickVcf(outputs: readonly StoredObject[]): StoredObject | undefi
   const candidates = outputs.filter((o) => VCF_NAME.test(o.path) && !GVCF_NAME.test(o.path))
   return [...candidates].sort(
     (a, b) =>
-      Number(ANNOTATED_NAME.test(name(b))) - Number(ANNOTATED_NAME.test(name(a))) || b.size - a.size || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
+      Number(ANNOTATED_NAME.test(name(b))) - Number(ANNOTATED_NAME.test(name(a))) ||
+      b.size - a.size ||
+      (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
   )[0]
 }
 

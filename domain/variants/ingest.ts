@@ -205,7 +205,7 @@ const LOCAL_ATTEMPTS = 5
 export async function runIngestion(deps: IngestionDeps, id: string, holder = `local-${randomUUID()}`): Promise<IngestionStatus | 'missing'> {
   let status: StepResult['status'] = 'queued'
   for (const step of INGESTION_STEPS) {
-    for (let attempt = 1; ; ) {
+    for (let attempt = 1; ;) {
       let result: StepResult
       try {
         result = await runIngestionStep(deps, id, step, holder)
@@ -603,7 +603,8 @@ async function updateCatalogue(ctx: Ctx): Promise<boolean> {
   // 1. The order's observation of each variant of this build.
   if (state.resume?.phase !== 'retract') {
     const writer = new BatchCommitter(ctx, state.progress ?? 0)
-    const save = () => checkpoint(ctx, { progress: writer.committed, resume: { phase: 'observe', after: writer.committedKey ?? state.resume?.after ?? '' } })
+    const save = () =>
+      checkpoint(ctx, { progress: writer.committed, resume: { phase: 'observe', after: writer.committedKey ?? state.resume?.after ?? '' } })
     const due = checkpointer(ctx, save)
     let q: Query = buildQuery(deps.db, ing.build_id)
       .select(...CATALOGUE_FIELDS)
@@ -654,7 +655,11 @@ async function retract(ctx: Ctx, build: string, after: string | undefined): Prom
     for (const [i, snap] of mine.entries()) {
       const c = chunk[i]!
       if (snap.exists) continue
-      await writer.add((b) => b.set(cat.variant(ing.project_id, c.variant_id), catalogueRetract(ing.order_id, now), { merge: true }), c.genome_order, 1)
+      await writer.add(
+        (b) => b.set(cat.variant(ing.project_id, c.variant_id), catalogueRetract(ing.order_id, now), { merge: true }),
+        c.genome_order,
+        1,
+      )
     }
     // The chunk's last key counts as settled even when none of it needed a write.
     await writer.add(() => undefined, chunk.at(-1)!.genome_order, 0)

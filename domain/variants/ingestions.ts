@@ -175,7 +175,9 @@ export class IngestionStore {
       const order = orderSnap!.data() as OrderRecord | undefined
       if (!order || order.project_id !== input.project.id) throw notFound('order')
       if (!INGESTIBLE.has(order.status)) {
-        throw conflict(`order ${order.accession} is ${order.status}; variants are ingested for an order from its signing on (not a draft, cancelled or entered in error)`)
+        throw conflict(
+          `order ${order.accession} is ${order.status}; variants are ingested for an order from its signing on (not a draft, cancelled or entered in error)`,
+        )
       }
       const chain = await this.audit.prepare(tx, { project_id: input.project.id, entity: { type: 'variant_ingestion', id } })
       const now = this.now()

@@ -41,9 +41,7 @@ export const EXECUTION_FRESH_MS = 30 * 60_000
 
 /** The cloud's runner: one Cloud Workflows execution per ingestion (its argument names it). */
 export class WorkflowsIngestionRunner implements IngestionRunner {
-  constructor(
-    private readonly deps: { ingestions: IngestionStore; workflows: WorkflowExecutions; workflow: string; log: Logger },
-  ) {}
+  constructor(private readonly deps: { ingestions: IngestionStore; workflows: WorkflowExecutions; workflow: string; log: Logger }) {}
 
   async start(ingestion: Pick<IngestionRecord, 'id' | 'project_id' | 'order_id'>): Promise<void> {
     const { ingestions, workflows, workflow, log } = this.deps

@@ -13,7 +13,7 @@ export const clinical = defineService<ClinicalDeps>({
   name: 'clinical',
   title: 'Clinical-data service',
   description:
-    'Subjects (with their pedigree and HPO phenotypes), samples and their data files, clinical orders (accession, status lifecycle, samples with roles, the nf-core/raredisease samplesheet), labflows, and the variants (read-only): the project catalogue with observation counts, and each sample\'s calls. Every request needs X-Project-ID.',
+    "Subjects (with their pedigree and HPO phenotypes), samples and their data files, clinical orders (accession, status lifecycle, samples with roles, the nf-core/raredisease samplesheet), labflows, and the variants (read-only): the project catalogue with observation counts, and each sample's calls. Every request needs X-Project-ID.",
   port: 8103,
   projectScoped: true,
   collections: ['subjects', 'samples', 'orders', 'clinical_keys', 'clinical_counters', 'labflows', 'labflow_versions'],

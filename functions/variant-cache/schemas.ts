@@ -96,7 +96,7 @@ const VariantCore = {
 
 export const BuildSample = z
   .object({ sample_id: z.string(), sample: z.string(), role: z.string(), vcf_sample: z.string().nullable() })
-  .openapi('OrderRole', { description: "An order sample with its role, and the VCF column matched to it (null when the VCF has none)" })
+  .openapi('OrderRole', { description: 'An order sample with its role, and the VCF column matched to it (null when the VCF has none)' })
 
 export const OrderVariant = z
   .object({
@@ -156,7 +156,11 @@ export const OrderVariant = z
 
 export const VariantListQuery = z.object({
   gene: z.string().trim().min(1).max(100).optional().openapi({ description: 'A gene symbol (or gene id) the variant affects', example: 'SCN2A' }),
-  region: z.string().max(200).optional().openapi({ description: 'chr17:43044295-43125483, 17:43044295-43125483 or a whole contig (17)', example: 'chr2:165000000-166000000' }),
+  region: z
+    .string()
+    .max(200)
+    .optional()
+    .openapi({ description: 'chr17:43044295-43125483, 17:43044295-43125483 or a whole contig (17)', example: 'chr2:165000000-166000000' }),
   consequence: z
     .string()
     .max(500)
@@ -164,15 +168,11 @@ export const VariantListQuery = z.object({
     .openapi({ description: 'Most severe consequence, one SO term or several comma-separated', example: 'missense_variant,stop_gained' }),
   min_qual: z.coerce.number().min(0).optional().openapi({ description: 'QUAL at least this' }),
   filter: z.enum(['PASS']).optional().openapi({ description: 'PASS: only variants whose FILTER is PASS' }),
-  zygosity: z
-    .string()
-    .max(300)
-    .optional()
-    .openapi({
-      description:
-        'Per role, comma-separated: role:zygosity (or role=zygosity), several zygosities joined by |; `alt` is het|hom_alt|hemi. Roles: proband, mother, father, tumor, normal',
-      example: 'proband:het,mother:hom_ref,father:hom_ref',
-    }),
+  zygosity: z.string().max(300).optional().openapi({
+    description:
+      'Per role, comma-separated: role:zygosity (or role=zygosity), several zygosities joined by |; `alt` is het|hom_alt|hemi. Roles: proband, mother, father, tumor, normal',
+    example: 'proband:het,mother:hom_ref,father:hom_ref',
+  }),
 })
 
 const Step = z.object({
@@ -194,7 +194,9 @@ const SampleMatching = z
         matched_by: z.enum(['sample_external_id', 'subject_external_id']),
       }),
     ),
-    unmatched_vcf_samples: z.array(z.string()).openapi({ description: 'VCF columns that match no order sample: their calls are attributed to nobody' }),
+    unmatched_vcf_samples: z
+      .array(z.string())
+      .openapi({ description: 'VCF columns that match no order sample: their calls are attributed to nobody' }),
     missing_order_samples: z.array(z.object({ sample_id: z.string(), sample: z.string(), role: z.string() })),
     ambiguous: z.array(z.object({ vcf_sample: z.string(), sample_ids: z.array(z.string()) })),
   })

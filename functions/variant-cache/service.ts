@@ -18,7 +18,8 @@ export const variantCache = defineService<VariantCacheDeps>({
   tags: [
     {
       name: 'variants',
-      description: "An order's variant cache: its variants in genome order with every sample's call under its role, one variant, the status of the cache",
+      description:
+        "An order's variant cache: its variants in genome order with every sample's call under its role, one variant, the status of the cache",
     },
     { name: 'ingestions', description: "What builds an order's cache from a VCF: queued → building → ready | failed, in steps that survive a crash" },
   ],

@@ -27,7 +27,8 @@ variants.openapi(
     method: 'get',
     path: '/variants',
     tags,
-    summary: "The project's catalogue: every distinct variant ingested, in genome order, with how many orders and samples it is seen in; filters region, gene",
+    summary:
+      "The project's catalogue: every distinct variant ingested, in genome order, with how many orders and samples it is seen in; filters region, gene",
     middleware: [read] as const,
     request: { headers: ProjectHeader, query: PageQuery.extend(CatalogueQuery.shape) },
     responses: { 200: { ...json(z.array(CatalogueVariant)), headers: pageHeaders }, ...commonErrors },

@@ -34,13 +34,20 @@ orders.openapi(
     method: 'get',
     path: '/orders/{order_id}/variants',
     tags: variantsTag,
-    summary: "The order's variants in genome order, each with every sample's call under its role; filters gene, region, consequence, min_qual, filter, zygosity",
+    summary:
+      "The order's variants in genome order, each with every sample's call under its role; filters gene, region, consequence, min_qual, filter, zygosity",
     description:
       'Pages in genome order (1–22, X, Y, MT, then other contigs; position; id) with keyset tokens that stay valid across a rebuild of the cache. Without filters, X-Total-Count gives the number of variants. A page may hold fewer than page_size variants (even none) when a filter checked on the variants read (min_qual; with a gene, the other filters) skips many: follow X-Next-Page-Token until it is absent. 404 when the order has no ready cache (see its status).',
     middleware: [read] as const,
     request: { headers: ProjectHeader, params: OrderParams, query: PageQuery.extend(VariantListQuery.shape) },
     responses: {
-      200: { ...json(z.array(OrderVariant)), headers: { ...pageHeaders, 'X-Total-Count': { description: 'Variants in the cache (without filters)', schema: { type: 'integer' as const } } } },
+      200: {
+        ...json(z.array(OrderVariant)),
+        headers: {
+          ...pageHeaders,
+          'X-Total-Count': { description: 'Variants in the cache (without filters)', schema: { type: 'integer' as const } },
+        },
+      },
       ...commonErrors,
     },
   }),
@@ -82,7 +89,8 @@ orders.openapi(
     method: 'get',
     path: '/orders/{order_id}/status',
     tags: variantsTag,
-    summary: "The order's variant cache: its newest ingestion (queued → building → ready | failed, counts, source, run, times, the samples matched, what was wrong) and the cache readers see",
+    summary:
+      "The order's variant cache: its newest ingestion (queued → building → ready | failed, counts, source, run, times, the samples matched, what was wrong) and the cache readers see",
     middleware: [read] as const,
     request: { headers: ProjectHeader, params: OrderParams },
     responses: { 200: json(CacheStatus), ...commonErrors },
@@ -139,7 +147,8 @@ orders.openapi(
     method: 'post',
     path: '/orders/{order_id}/ingestions',
     tags: ingestionsTag,
-    summary: "Build the order's variant cache from a run's VCF output (run_id) or a VCF in the project bucket (source_uri); pipeline service users and admins",
+    summary:
+      "Build the order's variant cache from a run's VCF output (run_id) or a VCF in the project bucket (source_uri); pipeline service users and admins",
     description:
       'Answers 202 with the queued ingestion; follow it at GET /orders/{order_id}/status. The cache readers see is replaced only once the new one is ready. A run linked to the order that succeeds with a VCF is ingested without this call.',
     middleware: [ingest] as const,
