@@ -442,7 +442,7 @@ export async function genomePage<D, T>(
 ): Promise<Page<T>> {
   const pageSize = pageSizeOf(opts.query)
   const start = opts.query.page_token ? decodeCursor(opts.query.page_token, opts.filters) : undefined
-  if (start && opts.byId !== (start.i !== undefined)) throw badRequest('page_token is not valid here')
+  if (start && Boolean(opts.byId) !== (start.i !== undefined)) throw badRequest('page_token is not valid here')
   const post = opts.post ?? []
   let q = base
   if (opts.range) q = q.where('genome_order', '>=', opts.range.start).where('genome_order', '<', opts.range.end)

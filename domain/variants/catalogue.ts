@@ -104,7 +104,7 @@ export function countObservations(observations: Record<string, Observation> | un
  * carries the ALT (a parent-only call of another family member is not the order's observation).
  */
 export function catalogueWrite(
-  doc: Pick<CacheVariantDoc, (typeof SUMMARY_FIELDS)[number] | 'carriers' | 'hom_carriers' | 'build_id'>,
+  doc: Pick<CacheVariantDoc, (typeof SUMMARY_FIELDS)[number] | 'project_id' | 'carriers' | 'hom_carriers' | 'build_id'>,
   order: { id: string; accession: string },
   now: Timestamp,
 ) {
@@ -112,7 +112,7 @@ export function catalogueWrite(
   const entry: Observation | FieldValue = doc.carriers.length
     ? { accession: order.accession, build_id: doc.build_id, samples: doc.carriers, hom: doc.hom_carriers }
     : FieldValue.delete()
-  return { ...summary, observations: { [order.id]: entry }, updated: now }
+  return { ...summary, project_id: doc.project_id, observations: { [order.id]: entry }, updated: now }
 }
 
 /** Removes an order's observation of a variant (its rebuilt cache no longer has it). */

@@ -590,7 +590,7 @@ async function writeCache(ctx: Ctx): Promise<boolean> {
 }
 
 /** The catalogue's view of a cache document: its summary and carriers. */
-const CATALOGUE_FIELDS = [...SUMMARY_FIELDS, 'build_id', 'carriers', 'hom_carriers']
+const CATALOGUE_FIELDS = [...SUMMARY_FIELDS, 'project_id', 'build_id', 'carriers', 'hom_carriers']
 
 async function updateCatalogue(ctx: Ctx): Promise<boolean> {
   const { deps, ing } = ctx
