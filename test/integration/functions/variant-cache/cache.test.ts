@@ -95,7 +95,7 @@ describe('variant cache: an order ingested and read', async () => {
     expect(reused.status).toBe(400)
   })
 
-  it('fills the project catalogue with observation counts, and each sample\'s calls', async () => {
+  it("fills the project catalogue with observation counts, and each sample's calls", async () => {
     const site = deNovoSite()
     const cat = await w.api('GET', `/variants?gene=${site.gene}`)
     expect(cat.status, JSON.stringify(cat.body)).toBe(200)
