@@ -77,6 +77,7 @@ export async function makeVariantWorld(opts: { tuning?: Partial<IngestionTuning>
     kernel,
     deps,
     app,
+    clinicalApp: w.app,
     vc,
     storage,
     queue,

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { deNovoSite } from '../../../../domain/variants/synthetic.js'
 import { makeVariantWorld } from '../../../support/variants.js'
+import { call } from '../../../support/world.js'
 
 /**
  * The variant-cache service over a real ingestion: a signed trio order, a synthetic annotated trio
@@ -114,5 +115,86 @@ describe('variant cache: an order ingested and read', async () => {
     const mothers = await w.api('GET', `/samples/${t.samples.mother.id}/variants?page_size=1000`)
     expect(mothers.body.some((v: { pos: number }) => v.pos === site.pos)).toBe(false)
     expect(mothers.body.every((v: { call: { zygosity: string } }) => ['het', 'hom_alt', 'hemi'].includes(v.call.zygosity))).toBe(true)
+  })
+})
+
+describe('variant cache: permissions and bad input', async () => {
+  const w = await makeVariantWorld()
+  afterAll(() => w.close())
+  const t = await w.signedTrio()
+  const uri = await w.putTrio(t.names, { records: 20, seed: 3 })
+  const ready = await w.request(t.order.id, uri)
+  await w.run(ready.id)
+  const [variant] = (await w.vc('GET', `/orders/${t.order.id}/variants?page_size=1`)).body
+
+  it('lets viewers read; only pipeline service users and admins start an ingestion', async () => {
+    for (const role of ['viewer', 'lab', 'analyst', 'reviewer'] as const) {
+      const who = await w.caller([role])
+      expect((await w.vc('GET', `/orders/${t.order.id}/variants`, { token: who.token })).status, role).toBe(200)
+      expect((await w.vc('GET', `/orders/${t.order.id}/status`, { token: who.token })).status, role).toBe(200)
+      const post = await w.vc('POST', `/orders/${t.order.id}/ingestions`, { token: who.token, body: { source_uri: uri } })
+      expect(post.status, role).toBe(403)
+    }
+    for (const role of ['pipeline', 'admin'] as const) {
+      const who = await w.caller([role])
+      const post = await w.vc('POST', `/orders/${t.order.id}/ingestions`, { token: who.token, body: { source_uri: uri } })
+      expect(post.status, `${role}: ${JSON.stringify(post.body)}`).toBe(202)
+    }
+    const nobody = await w.caller([])
+    expect((await w.vc('GET', `/orders/${t.order.id}/variants`, { token: nobody.token })).status).toBe(403)
+  })
+
+  it("answers another project's order as if it did not exist", async () => {
+    const other = await w.otherProject()
+    for (const path of [
+      `/orders/${t.order.id}/variants`,
+      `/orders/${t.order.id}/variants/${encodeURIComponent(variant.id)}`,
+      `/orders/${t.order.id}/status`,
+    ]) {
+      const res = await w.vc('GET', path, { project: other.project.id })
+      expect(res.status, path).toBe(404)
+      expect(res.body.detail).toMatch(/not found/)
+    }
+    const post = await w.vc('POST', `/orders/${t.order.id}/ingestions`, { project: other.project.id, body: { source_uri: uri } })
+    expect(post.status).toBe(404)
+    expect(await w.deps.cache.getVariant(other.project.id, t.order.id, variant.id)).toBeUndefined()
+    expect((await w.api('GET', `/variants/${encodeURIComponent(variant.id)}`, { project: other.project.id })).status).toBe(404)
+  })
+
+  it('has no way to write variants but an ingestion: the only mutating operation of either service is POST /orders/{id}/ingestions', async () => {
+    const mutating = async (app: { request: (p: string) => Response | Promise<Response> }) => {
+      const doc = (await (await app.request('/openapi.json')).json()) as { paths: Record<string, Record<string, unknown>> }
+      return Object.entries(doc.paths).flatMap(([p, ops]) =>
+        Object.keys(ops)
+          .filter((m) => ['post', 'put', 'patch', 'delete'].includes(m))
+          .map((m) => `${m} ${p}`),
+      )
+    }
+    expect(await mutating(w.app)).toEqual(['post /api/v1/orders/{order_id}/ingestions'])
+    expect((await mutating(w.clinicalApp)).filter((m) => m.includes('variants'))).toEqual([])
+    for (const m of ['PUT', 'PATCH', 'DELETE']) {
+      expect((await w.vc(m, `/orders/${t.order.id}/variants/${encodeURIComponent(variant.id)}`)).status, m).toBe(404)
+      expect((await w.api(m, `/variants/${encodeURIComponent(variant.id)}`)).status, m).toBe(404)
+    }
+  })
+
+  it('answers bad ingestion requests with a 400 naming the field', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{}, /run_id|source_uri/],
+      [{ source_uri: uri, run_id: '00000000-0000-4000-8000-000000000000' }, /exactly one/],
+      [{ source_uri: 'https://example.org/x.vcf' }, /source_uri/],
+      [{ source_uri: `gs://someone-else/x.vcf` }, /project bucket/],
+      [{ source_uri: `gs://${w.project.bucket_name}/notes.txt` }, /VCF/],
+      [{ source_uri: `gs://${w.project.bucket_name}/missing.vcf.gz` }, /does not exist/],
+    ]
+    for (const [body, detail] of cases) {
+      const res = await w.vc('POST', `/orders/${t.order.id}/ingestions`, { body })
+      expect(res.status, JSON.stringify(body)).toBe(400)
+      expect(res.body.detail).toMatch(detail)
+    }
+    const noProject = await call(w.app, 'GET', `/api/v1/orders/${t.order.id}/status`, { token: w.owner.token })
+    expect(noProject.status).toBe(400)
+    const draft = await w.trio()
+    expect((await w.vc('POST', `/orders/${draft.order.id}/ingestions`, { body: { source_uri: uri } })).status).toBe(409)
   })
 })
