@@ -4,6 +4,8 @@ import { importPKCS8, SignJWT } from 'jose'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createComputeApp } from '../../../../functions/compute/service.js'
 import { SERVICES } from '../../../../functions/services.js'
+import { variantCacheDeps } from '../../../../functions/variant-cache/deps.js'
+import { createVariantCacheApp } from '../../../../functions/variant-cache/service.js'
 import { pipelineId, PLATFORM_SCOPE } from '../../../../domain/pipelines/model.js'
 import { localAudit } from '../../../support/audit.js'
 import { localCompute } from '../../../support/compute.js'
@@ -398,6 +400,18 @@ const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
     await putFile(c, path)
     return { path: `/files?path=${path}`, event: () => ({ scope: projectScope(c), entity: fileEntity(c, path), action: 'file.deleted' }) }
   },
+  // variant cache
+  createOrderIngestion: async (c) => {
+    const order = await orderVia(c, true)
+    await c.as('clinical', 'POST', `/orders/${order.id}/transition`, { to: 'signed' })
+    const path = `walker/calls-${rand()}.vcf`
+    await putFile(c, path)
+    return {
+      path: `/orders/${order.id}/ingestions`,
+      body: { source_uri: `gs://${c.world.project.bucket_name}/${path}` },
+      event: (ing) => ({ scope: projectScope(c), entity: `variant_ingestion:${ing.id}`, action: 'variant_ingestion.requested' }),
+    }
+  },
 }
 
 const MUTATING = ['post', 'put', 'patch', 'delete']
@@ -417,6 +431,8 @@ describe('every mutating operation of every service leaves an audit event', asyn
     ['compute', createComputeApp(compute.deps)],
     ['files', files.app],
     ['audit', audit.app],
+    // The variant cache looks at a source in the same bucket folders as the file service.
+    ['variant_cache', createVariantCacheApp(variantCacheDeps(world.deps, { storage: files.storage }))],
   ])
   const appOf = (name: string) => {
     if (!apps.has(name)) apps.set(name, SERVICES.find((s) => s.name === name)!.create(world.deps))
