@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createKernel } from '../../../lib/kernel.js'
 import { clinicalDeps } from '../../../functions/clinical/deps.js'
@@ -12,9 +13,13 @@ import { PipelineStore } from '../../../domain/pipelines/store.js'
 import { TRIO_LOCAL_DE_NOVO } from '../../../domain/pipelines/trio-local.js'
 import { TERMINAL } from '../../../domain/runs/status.js'
 import { ingestionIdForRun } from '../../../domain/variants/ingestions.js'
+import { orchestratorDeps } from '../../../orchestrator/deps.js'
 import { registerOrchestrator } from '../../../orchestrator/functions.js'
+import { reconcile, UNPUBLISHED_GRACE_MS } from '../../../orchestrator/reconcile.js'
+import { trioVcf } from '../../../domain/variants/synthetic.js'
+import { SYSTEM_ACTOR } from '../../../lib/audit.js'
 import { call, rand } from '../../support/world.js'
-import { makeStage } from './stage.js'
+import { makeStage, shellPipeline } from './stage.js'
 import { until } from './support.js'
 
 /**
@@ -124,5 +129,60 @@ describe('trio demo: a trio-local run fills its order variant cache', async () =
     const page = await api('cache', 'GET', `/orders/${order.id}/variants?page_size=1000`)
     expect(page.body.length).toBe(ingestion.variant_count)
     expect(page.body.every((v: { calls: unknown[] }) => v.calls.length === 3)).toBe(true)
+  })
+
+  it("ingests a succeeded run's VCF from the reconciler's sweep when the success handler never got to it", async () => {
+    const mother = await person('female', 'unaffected')
+    const father = await person('male', 'unaffected')
+    const proband = await person('female', 'affected', { mother_id: mother.subject.id, father_id: father.subject.id })
+    const order = (
+      await api('clinical', 'POST', '/orders', {
+        test_code: 'WGS-trio',
+        samples: [
+          { sample_id: proband.sample.id, role: 'proband' },
+          { sample_id: mother.sample.id, role: 'mother' },
+          { sample_id: father.sample.id, role: 'father' },
+        ],
+      })
+    ).body
+    await api('clinical', 'POST', `/orders/${order.id}/transition`, { to: 'signed' })
+    const { run } = await stage.deps.runs.submit(SYSTEM_ACTOR, {
+      project: {
+        id: world.project.id,
+        org_id: world.project.org_id,
+        bucket_name: bucket,
+        service_account_email: world.project.credentials!.service_account_email,
+      },
+      pipeline: { id: randomUUID(), slug: 'external-caller', version: '1.0.0', ...shellPipeline('true') },
+      params: {},
+      tags: [],
+      created_by: world.owner.user.id,
+      order_id: order.id,
+    })
+    const names = { proband: proband.sample.external_id, mother: mother.sample.external_id, father: father.sample.external_id }
+    await stage.deps.storage.write(bucket, `runs/${run.id}/calls.vep.vcf`, trioVcf({ samples: names, records: 40, probandSex: 'female' }))
+    // The job's success is recorded, and the process dies before looking at the outputs.
+    await stage.deps.runs.applyJobState(run.id, { status: 'succeeded', at: new Date(), source: 'test' })
+    expect((await stage.deps.runs.getById(run.id))!.ingestion_pending).toBe(true)
+
+    const later = { now: () => new Date(Date.now() + UNPUBLISHED_GRACE_MS + 5_000) }
+    const sweeper = orchestratorDeps(createKernel(config, 'orchestrator', { firestore: world.deps.db.firestore, clock: later }), {
+      queue: stage.queue,
+      batch: stage.executor,
+    })
+    const report = await reconcile(sweeper)
+    expect(report.runs_ingested).toContain(run.id)
+    const ingestion = await until(
+      'the swept ingestion to be ready',
+      async () => {
+        const i = await stage.deps.ingestions.get(ingestionIdForRun(run.id))
+        return i && ['ready', 'failed'].includes(i.status) ? i : undefined
+      },
+      30_000,
+    )
+    expect(ingestion).toMatchObject({ status: 'ready', trigger: 'run', source_uri: `gs://${bucket}/runs/${run.id}/calls.vep.vcf` })
+    expect(await stage.deps.runs.getById(run.id)).toMatchObject({ ingestion_pending: false, ingestion_id: ingestion.id })
+    // Swept again, nothing is requested twice.
+    expect((await reconcile(sweeper)).runs_ingested).not.toContain(run.id)
   })
 })
