@@ -5,9 +5,10 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
-import { TRIO_LOCAL_DE_NOVO, TRIO_LOCAL_SCRIPT } from '../../../../domain/pipelines/trio-local.js'
+import { TRIO_LOCAL_DE_NOVO } from '../../../../domain/pipelines/trio-local.js'
 import { PLATFORM_PIPELINES } from '../../../../domain/pipelines/catalogue.js'
 import { readVariants } from '../../../../domain/variants/reader.js'
+import type { VariantRecord } from '../../../../domain/variants/records.js'
 
 const run = promisify(execFile)
 
@@ -39,7 +40,7 @@ describe('trio-local: an annotated trio VCF from an order samplesheet', async ()
   })
   const files = await readdir(out)
   const reader = await readVariants(Readable.from([await readFile(join(out, files[0]!))]))
-  const variants = []
+  const variants: VariantRecord[] = []
   for await (const v of reader.variants) variants.push(v)
 
   it('writes <case>.vep.vcf.gz with the family proband first, on GRCh38', () => {
