@@ -175,7 +175,7 @@ describe('the reconciler', () => {
     const res = await fetch(`${base}/`, { method: 'POST' })
     expect(res.status).toBe(200)
     const body = (await res.json()) as ReconcileReport
-    expect(Object.keys(body).sort()).toEqual(['errors', 'jobs_deleted', 'republished', 'settled'])
+    expect(Object.keys(body).sort()).toEqual(['errors', 'ingestions_resumed', 'jobs_deleted', 'republished', 'runs_ingested', 'settled'])
     expect(body.errors).toEqual([])
   })
 })
