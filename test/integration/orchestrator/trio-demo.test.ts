@@ -15,7 +15,7 @@ import { TERMINAL } from '../../../domain/runs/status.js'
 import { ingestionIdForRun } from '../../../domain/variants/ingestions.js'
 import { orchestratorDeps } from '../../../orchestrator/deps.js'
 import { registerOrchestrator } from '../../../orchestrator/functions.js'
-import { reconcile, UNPUBLISHED_GRACE_MS } from '../../../orchestrator/reconcile.js'
+import { INGESTION_STALE_MS, reconcile, UNPUBLISHED_GRACE_MS } from '../../../orchestrator/reconcile.js'
 import { trioVcf } from '../../../domain/variants/synthetic.js'
 import { SYSTEM_ACTOR } from '../../../lib/audit.js'
 import { call, rand } from '../../support/world.js'
@@ -184,5 +184,49 @@ describe('trio demo: a trio-local run fills its order variant cache', async () =
     expect(await stage.deps.runs.getById(run.id)).toMatchObject({ ingestion_pending: false, ingestion_id: ingestion.id })
     // Swept again, nothing is requested twice.
     expect((await reconcile(sweeper)).runs_ingested).not.toContain(run.id)
+  })
+
+  it('resumes an ingestion whose message was lost, from the reconciler sweep of stalled ingestions', async () => {
+    const mother = await person('female', 'unaffected')
+    const father = await person('male', 'unaffected')
+    const proband = await person('male', 'affected', { mother_id: mother.subject.id, father_id: father.subject.id })
+    const order = (
+      await api('clinical', 'POST', '/orders', {
+        test_code: 'WGS-trio',
+        samples: [
+          { sample_id: proband.sample.id, role: 'proband' },
+          { sample_id: mother.sample.id, role: 'mother' },
+        ],
+      })
+    ).body
+    await api('clinical', 'POST', `/orders/${order.id}/transition`, { to: 'signed' })
+    const path = `vcf/${order.accession}.vcf`
+    const names = { proband: proband.sample.external_id, mother: mother.sample.external_id, father: father.sample.external_id }
+    await stage.deps.storage.write(bucket, path, trioVcf({ samples: names, records: 30 }))
+    // Recorded, and the process dies before publishing ingestion.requested.
+    const { ingestion } = await stage.deps.ingestions.request(SYSTEM_ACTOR, {
+      project: { id: world.project.id, org_id: world.project.org_id },
+      order,
+      source_uri: `gs://${bucket}/${path}`,
+      trigger: 'request',
+      requested_by: world.owner.user.id,
+    })
+    const later = { now: () => new Date(Date.now() + INGESTION_STALE_MS + 5_000) }
+    const sweeper = orchestratorDeps(createKernel(config, 'orchestrator', { firestore: world.deps.db.firestore, clock: later }), {
+      queue: stage.queue,
+      batch: stage.executor,
+    })
+    expect((await reconcile(sweeper)).ingestions_resumed).toContain(ingestion.id)
+    const done = await until(
+      'the resumed ingestion to end',
+      async () => {
+        const i = await stage.deps.ingestions.get(ingestion.id)
+        return i && ['ready', 'failed'].includes(i.status) ? i : undefined
+      },
+      30_000,
+    )
+    expect(done.status, JSON.stringify(done.error)).toBe('ready')
+    // The father is in the VCF but not in the order: reported, not dropped silently.
+    expect(done.samples?.unmatched_vcf_samples).toEqual([father.sample.external_id])
   })
 })
