@@ -209,12 +209,12 @@ describe.sequential('the local suite (npm start)', () => {
       expect(sheet.headers.get('content-type')).toMatch(/^text\/csv/)
       expect((await sheet.text()).trim().split('\n')).toEqual([
         'sample,lane,fastq_1,fastq_2,sex,phenotype,paternal_id,maternal_id,case_id',
-        `S-DEMO-PROBAND,1,gs://demo-lab-demo/fastq/S-DEMO-1_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-1_R2.fastq.gz,1,2,S-DEMO-FATHER,S-DEMO-MOTHER,${accession}`,
-        `S-DEMO-MOTHER,1,gs://demo-lab-demo/fastq/S-DEMO-2_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-2_R2.fastq.gz,2,1,0,0,${accession}`,
-        `S-DEMO-FATHER,1,gs://demo-lab-demo/fastq/S-DEMO-3_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-3_R2.fastq.gz,1,1,0,0,${accession}`,
+        `S-DEMO-PROBAND,1,gs://demo-lab-demo/fastq/S-DEMO-PROBAND_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-PROBAND_R2.fastq.gz,1,2,S-DEMO-FATHER,S-DEMO-MOTHER,${accession}`,
+        `S-DEMO-MOTHER,1,gs://demo-lab-demo/fastq/S-DEMO-MOTHER_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-MOTHER_R2.fastq.gz,2,1,0,0,${accession}`,
+        `S-DEMO-FATHER,1,gs://demo-lab-demo/fastq/S-DEMO-FATHER_R1.fastq.gz,gs://demo-lab-demo/fastq/S-DEMO-FATHER_R2.fastq.gz,1,1,0,0,${accession}`,
       ])
       // The FASTQ files are there, in the project's local bucket.
-      expect(existsSync(join(dataDir, 'buckets', 'demo-lab-demo', 'fastq', 'S-DEMO-1_R1.fastq.gz'))).toBe(true)
+      expect(existsSync(join(dataDir, 'buckets', 'demo-lab-demo', 'fastq', 'S-DEMO-PROBAND_R1.fastq.gz'))).toBe(true)
     },
   )
 
