@@ -113,6 +113,8 @@ export function suiteEnv(opts: {
     ...opts.oidcEnv,
     ADMIN_PUBLIC_URL: opts.services.admin,
     BATCH_BACKEND: 'local',
+    // Variant ingestions run their steps in the orchestrator's process (Cloud Workflows in the cloud).
+    INGESTION_RUNNER: 'local',
     LOCAL_WORK_ROOT: l.work,
     STORAGE_BACKEND: 'local',
     LOCAL_STORAGE_ROOT: l.buckets,
@@ -279,7 +281,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
 
     const queueClient = new PubSub({ projectId: LOCAL_GCP_PROJECT, apiEndpoint: pubsub.host, emulatorMode: true })
     cleanups.push(() => queueClient.close())
-    await ensureTopics(queueClient, [config.topics.runRequested, config.topics.jobStatus])
+    await ensureTopics(queueClient, [config.topics.runRequested, config.topics.jobStatus, config.topics.ingestionRequested])
 
     // The functions first: a run accepted by the compute service is picked up as soon as it is published.
     registerOrchestrator(orchestratorDeps(kernelFor('orchestrator')))

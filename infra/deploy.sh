@@ -2,7 +2,8 @@
 # Deploys the platform to one Google Cloud project: APIs, service accounts and their roles,
 # Firestore (database, rules, indexes), buckets, Pub/Sub topics and push subscriptions, one Cloud
 # Function (gen2) per HTTP service of functions/services.ts, the orchestrator functions of
-# orchestrator/functions.ts and the reconciler's Cloud Scheduler job. Safe to run again: what
+# orchestrator/functions.ts, the reconciler's Cloud Scheduler job and the variant ingestion's Cloud
+# Workflows workflow (infra/workflows/ingestion.yaml). Safe to run again: what
 # exists is updated or left alone.
 #
 #   PROJECT_ID=my-lab-prod bash infra/deploy.sh [--config infra/deploy.env] [--dry-run]
@@ -69,6 +70,9 @@ PUSH_SA_NAME=${PUSH_SA_NAME:-platform-push}
 BUILD_SERVICE_ACCOUNT=${BUILD_SERVICE_ACCOUNT:-}
 TOPIC_RUN_REQUESTED=${TOPIC_RUN_REQUESTED:-run-requested}
 TOPIC_JOB_STATUS=${TOPIC_JOB_STATUS:-batch-job-status}
+TOPIC_INGESTION_REQUESTED=${TOPIC_INGESTION_REQUESTED:-ingestion-requested}
+WORKFLOWS_REGION=${WORKFLOWS_REGION:-$REGION}
+INGESTION_WORKFLOW=${INGESTION_WORKFLOW:-platform-ingestion}
 DEAD_LETTER_TOPIC=${DEAD_LETTER_TOPIC:-platform-dead-letter}
 MAX_DELIVERY_ATTEMPTS=${MAX_DELIVERY_ATTEMPTS:-10}
 RECONCILE_SCHEDULE=${RECONCILE_SCHEDULE:-*/5 * * * *}
@@ -167,7 +171,7 @@ $DRY_RUN || command -v curl >/dev/null || die "curl is required (Firestore rules
 tsx() { "$REPO/node_modules/.bin/tsx" "$@"; }
 
 # What to deploy comes from the code: the service registry and the orchestrator's function list.
-FUNCTION_LIST=$(TOPIC_RUN_REQUESTED="$TOPIC_RUN_REQUESTED" TOPIC_JOB_STATUS="$TOPIC_JOB_STATUS" tsx "$REPO/scripts/functions.ts") ||
+FUNCTION_LIST=$(TOPIC_RUN_REQUESTED="$TOPIC_RUN_REQUESTED" TOPIC_JOB_STATUS="$TOPIC_JOB_STATUS" TOPIC_INGESTION_REQUESTED="$TOPIC_INGESTION_REQUESTED" tsx "$REPO/scripts/functions.ts") ||
   die "could not read the function lists (scripts/functions.ts)"
 if [ -n "${SERVICES:-}" ]; then
   read -ra SERVICE_NAMES <<<"$SERVICES"
@@ -177,6 +181,8 @@ fi
 # "<name> <topic>" of each CloudEvent function, and the names of the scheduled (HTTP) ones.
 mapfile -t PUSHED < <(awk '$1 == "orchestrator" && $3 == "cloudevent" { print $2, $4 }' <<<"$FUNCTION_LIST")
 mapfile -t SCHEDULED < <(awk '$1 == "orchestrator" && $3 == "http" { print $2 }' <<<"$FUNCTION_LIST")
+# The functions a Cloud Workflows execution calls, step after step (a variant ingestion's steps).
+mapfile -t WORKFLOW_STEPS < <(awk '$1 == "orchestrator" && $3 == "workflow-step" { print $2 }' <<<"$FUNCTION_LIST")
 [ ${#SERVICE_NAMES[@]} -gt 0 ] || die "no HTTP service found in functions/services.ts"
 [ ${#PUSHED[@]} -gt 0 ] || die "no orchestrator function found in orchestrator/functions.ts"
 
@@ -189,6 +195,10 @@ ENV_ARGS=(
   --set "GOOGLE_CLOUD_PROJECT=$PROJECT_ID"
   --set "TOPIC_RUN_REQUESTED=$TOPIC_RUN_REQUESTED"
   --set "TOPIC_JOB_STATUS=$TOPIC_JOB_STATUS"
+  --set "TOPIC_INGESTION_REQUESTED=$TOPIC_INGESTION_REQUESTED"
+  --set "INGESTION_RUNNER=workflows"
+  --set "WORKFLOWS_REGION=$WORKFLOWS_REGION"
+  --set "INGESTION_WORKFLOW=$INGESTION_WORKFLOW"
   --set "BATCH_BACKEND=cloud"
   --set "BATCH_REGION=$BATCH_REGION"
   --set "STORAGE_BACKEND=gcs"
@@ -231,7 +241,7 @@ run gcloud services enable "${G[@]}" \
   cloudfunctions.googleapis.com run.googleapis.com cloudbuild.googleapis.com artifactregistry.googleapis.com \
   firestore.googleapis.com firebaserules.googleapis.com pubsub.googleapis.com batch.googleapis.com \
   compute.googleapis.com logging.googleapis.com iam.googleapis.com iamcredentials.googleapis.com \
-  cloudscheduler.googleapis.com secretmanager.googleapis.com storage.googleapis.com
+  cloudscheduler.googleapis.com secretmanager.googleapis.com storage.googleapis.com workflows.googleapis.com
 
 PROJECT_NUMBER=$(capture PROJECT_NUMBER gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)')
 PUBSUB_AGENT="service-$PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com"
@@ -255,6 +265,10 @@ project_role() {
 project_role "$RUNTIME_SA" roles/datastore.user
 project_role "$RUNTIME_SA" roles/batch.jobsEditor
 project_role "$RUNTIME_SA" roles/logging.logWriter
+# The orchestrator starts a Cloud Workflows execution per variant ingestion.
+project_role "$RUNTIME_SA" roles/workflows.invoker
+# The ingestion workflow runs as the push account (it calls the private ingestionStep function) and logs.
+project_role "$PUSH_SA" roles/logging.logWriter
 # The Batch VMs: report to Batch, write logs, pull private pipeline containers.
 project_role "$BATCH_SA" roles/batch.agentReporter
 project_role "$BATCH_SA" roles/logging.logWriter
@@ -336,12 +350,14 @@ done
 # ---------------------------------------------------------------------------------------------
 step "Pub/Sub topics"
 # ---------------------------------------------------------------------------------------------
-for topic in "$TOPIC_RUN_REQUESTED" "$TOPIC_JOB_STATUS" "$DEAD_LETTER_TOPIC"; do
+for topic in "$TOPIC_RUN_REQUESTED" "$TOPIC_JOB_STATUS" "$TOPIC_INGESTION_REQUESTED" "$DEAD_LETTER_TOPIC"; do
   exists gcloud pubsub topics describe "$topic" "${G[@]}" || run gcloud pubsub topics create "$topic" "${G[@]}"
 done
 # Compute and the reconciler publish run requests; Batch VMs publish job states as the runner.
 run_q gcloud pubsub topics add-iam-policy-binding "$TOPIC_RUN_REQUESTED" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/pubsub.publisher
 run_q gcloud pubsub topics add-iam-policy-binding "$TOPIC_JOB_STATUS" "${G[@]}" --member="serviceAccount:$BATCH_SA" --role=roles/pubsub.publisher
+# The variant-cache service, the orchestrator and the reconciler request ingestions.
+run_q gcloud pubsub topics add-iam-policy-binding "$TOPIC_INGESTION_REQUESTED" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/pubsub.publisher
 run_q gcloud pubsub topics add-iam-policy-binding "$DEAD_LETTER_TOPIC" "${G[@]}" --member="serviceAccount:$PUBSUB_AGENT" --role=roles/pubsub.publisher
 # Undeliverable messages are kept a week for an operator to read, never dropped.
 exists gcloud pubsub subscriptions describe "$DEAD_LETTER_TOPIC-hold" "${G[@]}" ||
@@ -387,6 +403,7 @@ deploy_orchestrator() {
 }
 for line in "${PUSHED[@]}"; do deploy_orchestrator "${line%% *}"; done
 for entry in "${SCHEDULED[@]}"; do deploy_orchestrator "$entry"; done
+for entry in "${WORKFLOW_STEPS[@]}"; do deploy_orchestrator "$entry"; done
 
 # ---------------------------------------------------------------------------------------------
 step "Push subscriptions"
@@ -408,7 +425,7 @@ ensure_push() {
 }
 for line in "${PUSHED[@]}"; do
   read -r entry topic <<<"$line"
-  case " $TOPIC_RUN_REQUESTED $TOPIC_JOB_STATUS " in
+  case " $TOPIC_RUN_REQUESTED $TOPIC_JOB_STATUS $TOPIC_INGESTION_REQUESTED " in
     *" $topic "*) ;;
     *) die "orchestrator function $entry listens on topic $topic, which this deploy does not create" ;;
   esac
@@ -430,6 +447,16 @@ for entry in "${SCHEDULED[@]}"; do
     run gcloud scheduler jobs create http "$job" "${schedule[@]}" --headers=Content-Type=application/json
   fi
 done
+
+# ---------------------------------------------------------------------------------------------
+step "Variant ingestion workflow"
+# ---------------------------------------------------------------------------------------------
+# Each step of an ingestion is a call of the ingestionStep function, with the workflow's retries
+# and an execution record per ingestion; it runs as the push account, the function's only invoker.
+[ ${#WORKFLOW_STEPS[@]} -eq 1 ] || die "expected one workflow-step function in orchestrator/functions.ts, found ${#WORKFLOW_STEPS[@]}"
+step_url=$(function_url "$(fn_name "${WORKFLOW_STEPS[0]}")")
+run gcloud workflows deploy "$INGESTION_WORKFLOW" --location="$WORKFLOWS_REGION" "${G[@]}" --source="$REPO/infra/workflows/ingestion.yaml" \
+  --service-account="$PUSH_SA" --set-env-vars="STEP_URL=$step_url" --call-log-level=log-errors-only
 
 # ---------------------------------------------------------------------------------------------
 step "Addresses"

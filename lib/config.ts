@@ -18,6 +18,19 @@ const EnvSchema = z.object({
 
   TOPIC_RUN_REQUESTED: z.string().min(1).default('run-requested'),
   TOPIC_JOB_STATUS: z.string().min(1).default('batch-job-status'),
+  TOPIC_INGESTION_REQUESTED: z.string().min(1).default('ingestion-requested'),
+
+  /**
+   * Who runs a variant ingestion's steps: a Cloud Workflows execution of INGESTION_WORKFLOW (in
+   * WORKFLOWS_REGION), each step a call of the ingestionStep function; or `local`, this process
+   * (the local suite and tests).
+   */
+  INGESTION_RUNNER: z.enum(['workflows', 'local']).default('workflows'),
+  INGESTION_WORKFLOW: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,63}$/, 'a workflow id: lowercase letters, digits, - and _')
+    .default('platform-ingestion'),
+  WORKFLOWS_REGION: z.string().min(1).default('europe-west4'),
 
   OIDC_ISSUER: z.url().optional(),
   OIDC_CLIENT_ID: z.string().min(1).optional(),
@@ -77,7 +90,9 @@ export interface Config {
   firestoreEmulatorHost?: string
   pubsubEmulatorHost?: string
   collectionPrefix: string
-  topics: { runRequested: string; jobStatus: string }
+  topics: { runRequested: string; jobStatus: string; ingestionRequested: string }
+  /** Variant ingestion: its runner, and the Cloud Workflows workflow it executes in the cloud (full resource name). */
+  ingestion: { runner: 'workflows' | 'local'; workflow: string }
   oidc?: {
     issuer: string
     clientId: string
@@ -157,7 +172,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     firestoreEmulatorHost: e.FIRESTORE_EMULATOR_HOST,
     pubsubEmulatorHost: e.PUBSUB_EMULATOR_HOST,
     collectionPrefix: e.COLLECTION_PREFIX,
-    topics: { runRequested: e.TOPIC_RUN_REQUESTED, jobStatus: e.TOPIC_JOB_STATUS },
+    topics: { runRequested: e.TOPIC_RUN_REQUESTED, jobStatus: e.TOPIC_JOB_STATUS, ingestionRequested: e.TOPIC_INGESTION_REQUESTED },
+    ingestion: {
+      runner: e.INGESTION_RUNNER,
+      workflow: `projects/${e.GOOGLE_CLOUD_PROJECT}/locations/${e.WORKFLOWS_REGION}/workflows/${e.INGESTION_WORKFLOW}`,
+    },
     oidc:
       e.OIDC_ISSUER && e.OIDC_CLIENT_ID && e.OIDC_AUDIENCE
         ? {

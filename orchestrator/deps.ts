@@ -4,9 +4,15 @@ import type { Config } from '../lib/config.js'
 import type { KernelDeps } from '../lib/kernel.js'
 import type { Logger } from '../lib/log.js'
 import type { Queue } from '../lib/queue.js'
+import { createObjectStorage, type ObjectStorage } from '../lib/storage.js'
+import type { WorkflowExecutions } from '../lib/workflows.js'
 import type { PipelineStore } from '../domain/pipelines/store.js'
 import { createRunStack } from '../domain/runs/stack.js'
 import type { RunStore } from '../domain/runs/store.js'
+import type { IngestionDeps, IngestionFaults, IngestionTuning } from '../domain/variants/ingest.js'
+import type { IngestionStore } from '../domain/variants/ingestions.js'
+import type { IngestionRunner } from '../domain/variants/runner.js'
+import { ingestionStack } from '../domain/variants/stores.js'
 
 export interface OrchestratorDeps {
   runs: RunStore
@@ -17,22 +23,49 @@ export interface OrchestratorDeps {
   log: Logger
   clock: Clock
   config: Config
+  /** Run outputs (a succeeded run's VCF) and the VCFs ingested, as the platform's own identity. */
+  storage: ObjectStorage
+  ingestions: IngestionStore
+  /** The steps of a variant ingestion, and who runs them (Cloud Workflows, or this process). */
+  ingestion: IngestionDeps
+  runner: IngestionRunner
   /** How long a queued or running run may go without news before the reconciler asks Batch (default 10 minutes). */
   staleAfterMs?: number
   /** How long a queued run without a job may go without news before the reconciler publishes it again (default 90 s). */
   dispatchAfterMs?: number
 }
 
-/** The orchestrator's dependencies; the queue and the Batch backend come from the configuration unless given. */
-export function orchestratorDeps(
-  kernel: KernelDeps,
-  adapters: { queue?: Queue; batch?: BatchBackend; staleAfterMs?: number; dispatchAfterMs?: number } = {},
-): OrchestratorDeps {
+export interface OrchestratorAdapters {
+  queue?: Queue
+  batch?: BatchBackend
+  storage?: ObjectStorage
+  workflows?: WorkflowExecutions
+  staleAfterMs?: number
+  dispatchAfterMs?: number
+  faults?: IngestionFaults
+  tuning?: Partial<IngestionTuning>
+}
+
+/** The orchestrator's dependencies; the queue, Batch, storage and the ingestion runner come from the configuration unless given. */
+export function orchestratorDeps(kernel: KernelDeps, adapters: OrchestratorAdapters = {}): OrchestratorDeps {
+  const stack = createRunStack(kernel, adapters)
+  const storage = adapters.storage ?? createObjectStorage(kernel.config)
+  const { ingestion, runner, ingestions } = ingestionStack(kernel, {
+    storage,
+    queue: stack.queue,
+    workflows: adapters.workflows,
+    faults: adapters.faults,
+    tuning: adapters.tuning,
+  })
   return {
-    ...createRunStack(kernel, adapters),
+    ...stack,
     log: kernel.log,
     clock: kernel.clock,
     config: kernel.config,
+    storage,
+    ingestions,
+    ingestion,
+    runner,
     staleAfterMs: adapters.staleAfterMs,
     dispatchAfterMs: adapters.dispatchAfterMs,
   }

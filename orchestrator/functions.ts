@@ -5,19 +5,24 @@ import { inLogScope } from '../lib/log.js'
 import { requestIdFrom } from '../lib/request-log.js'
 import { traceFrom, traceLogFields } from '../lib/trace.js'
 import type { OrchestratorDeps } from './deps.js'
+import { onIngestionRequested } from './ingestion-requested.js'
+import { ingestionStep } from './ingestion-step.js'
 import { onJobStateChanged } from './job-state-changed.js'
 import { eventLogScope } from './pubsub-event.js'
 import { reconcile } from './reconcile.js'
 import { onRunRequested } from './run-requested.js'
 
 /**
- * The orchestrator's Cloud Functions and what triggers each: a push subscription on a topic, or
- * an HTTP call (Cloud Scheduler for the reconciler). The local suite and infra/ read this list.
+ * The orchestrator's Cloud Functions and what triggers each: a push subscription on a topic, an
+ * HTTP call on a schedule (Cloud Scheduler, for the reconciler), or an HTTP call of a Cloud
+ * Workflows step (an ingestion's steps). The local suite and infra/ read this list.
  */
 export const ORCHESTRATOR_FUNCTIONS = [
   { name: 'runRequested', kind: 'cloudevent', topic: (c: Config) => c.topics.runRequested },
   { name: 'jobStateChanged', kind: 'cloudevent', topic: (c: Config) => c.topics.jobStatus },
+  { name: 'ingestionRequested', kind: 'cloudevent', topic: (c: Config) => c.topics.ingestionRequested },
   { name: 'reconcile', kind: 'http' },
+  { name: 'ingestionStep', kind: 'workflow-step' },
 ] as const
 
 /**
@@ -26,16 +31,23 @@ export const ORCHESTRATOR_FUNCTIONS = [
  */
 export const ReconcileRequest = z.object({ abandoned_before: z.iso.datetime({ offset: true }).optional() }).strict()
 
-/** Every line logged while handling an event or a reconcile call carries its ids (and trace), as a service's lines carry the request's. */
+/** The scope of an HTTP call's log lines: its request id and trace. */
+function httpScope(req: { header(name: string): string | undefined }, project: string) {
+  const requestId = requestIdFrom(req.header('x-request-id'))
+  const trace = traceFrom(req.header('traceparent'), req.header('x-cloud-trace-context'))
+  return { requestId, trace, fields: { request_id: requestId, ...traceLogFields(trace, project) } }
+}
+
+/** Every line logged while handling an event or an HTTP call carries its ids (and trace), as a service's lines carry the request's. */
 export function registerOrchestrator(deps: OrchestratorDeps) {
   const project = deps.config.gcpProject
   cloudEvent('runRequested', (event: CloudEvent<unknown>) => inLogScope(eventLogScope(event, project), () => onRunRequested(deps, event)))
   cloudEvent('jobStateChanged', (event: CloudEvent<unknown>) => inLogScope(eventLogScope(event, project), () => onJobStateChanged(deps, event)))
+  cloudEvent('ingestionRequested', (event: CloudEvent<unknown>) => inLogScope(eventLogScope(event, project), () => onIngestionRequested(deps, event)))
   http('reconcile', async (req, res) => {
-    const requestId = requestIdFrom(req.header('x-request-id'))
-    const trace = traceFrom(req.header('traceparent'), req.header('x-cloud-trace-context'))
-    res.setHeader('X-Request-ID', requestId)
-    await inLogScope({ requestId, trace, fields: { request_id: requestId, ...traceLogFields(trace, project) } }, async () => {
+    const scope = httpScope(req, project)
+    res.setHeader('X-Request-ID', scope.requestId)
+    await inLogScope(scope, async () => {
       const body = ReconcileRequest.safeParse(req.body && typeof req.body === 'object' ? req.body : {})
       if (!body.success) {
         const issue = body.error.issues[0]
@@ -47,6 +59,24 @@ export function registerOrchestrator(deps: OrchestratorDeps) {
         res.status(200).json(await reconcile(deps, { abandonedBefore }))
       } catch (err) {
         deps.log.error('reconcile failed', { error: err })
+        res.status(500).json({ detail: 'internal error' })
+      }
+    })
+  })
+  http('ingestionStep', async (req, res) => {
+    const scope = httpScope(req, project)
+    res.setHeader('X-Request-ID', scope.requestId)
+    await inLogScope(scope, async () => {
+      if (req.method !== 'POST') {
+        res.status(405).json({ detail: 'POST an ingestion step' })
+        return
+      }
+      try {
+        const answer = await ingestionStep(deps, req.body)
+        res.status(answer.status).json(answer.body)
+      } catch (err) {
+        // The workflow retries the step (it is idempotent).
+        deps.log.error('ingestion step failed', { error: err })
         res.status(500).json({ detail: 'internal error' })
       }
     })

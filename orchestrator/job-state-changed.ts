@@ -6,6 +6,7 @@ import { settleFromJob } from '../domain/runs/lifecycle.js'
 import { advance, fromBatchState, TERMINAL } from '../domain/runs/status.js'
 import type { OrchestratorDeps } from './deps.js'
 import { eventTime, MessagePublishedData } from './pubsub-event.js'
+import { afterRunSucceeded } from './run-succeeded.js'
 
 const SOURCE = 'batch'
 
@@ -47,4 +48,5 @@ export async function onJobStateChanged(deps: OrchestratorDeps, event: CloudEven
   if (status === 'failed' || (TERMINAL.has(status) && !run.started)) job ??= await batch.getJob(jobName)
   const result = await settleFromJob(deps, run, status, at, job, SOURCE, { name: jobName, uid: attributes.JobUID })
   log.info('job state applied', { run_id: runId, state, status, changed: result.changed })
+  if (result.changed && result.run?.ingestion_pending) await afterRunSucceeded(deps, result.run)
 }

@@ -1,20 +1,29 @@
 import { dispatchRun, releaseJob, settleFromJob } from '../domain/runs/lifecycle.js'
+import { dispatchIngestion } from '../domain/variants/dispatch.js'
+import { DEFAULT_TUNING } from '../domain/variants/ingest.js'
 import { fromBatchState, type RunStatus } from '../domain/runs/status.js'
 import type { RunRecord } from '../domain/runs/store.js'
 import type { OrchestratorDeps } from './deps.js'
+import { afterRunSucceeded } from './run-succeeded.js'
 
-type Step = 'republish' | 'settle' | 'delete_job'
+/** The paged sweeps over runs; the two variant sweeps take one batch a pass. */
+type Sweep = 'republish' | 'settle' | 'delete_job'
+type Step = Sweep | 'ingest_run' | 'resume_ingestion'
 
 export interface ReconcileReport {
   republished: string[]
   settled: Array<{ run_id: string; status: RunStatus }>
   jobs_deleted: string[]
+  /** Succeeded runs whose outputs were looked at for a VCF (their ingestion had not been requested). */
+  runs_ingested: string[]
+  /** Ingestions with steps left and no news, requested again (their runner died, or their message was lost). */
+  ingestions_resumed: string[]
   errors: Array<{ run_id: string; step: Step; error: string }>
   /**
    * Runs each sweep left for the next pass because the pass's time budget ran out: 0 when the
    * sweep went through every run it matched. Runs reported in `errors` still match and count here.
    */
-  remaining: Record<Step, number>
+  remaining: Record<Sweep, number>
 }
 
 export interface ReconcileOptions {
@@ -43,6 +52,8 @@ export const UNPUBLISHED_GRACE_MS = 60_000
  * backlog looks the same as a lost message, and must not add a duplicate to the backlog every 90 s.
  */
 export const DEFAULT_DISPATCH_AFTER_MS = 90_000
+/** An ingestion whose record has not changed for this long has lost its runner: its lock's lease has run out by then. */
+export const INGESTION_STALE_MS = DEFAULT_TUNING.leaseMs + 60_000
 
 /** How long a run published `attempts` times waits without news before it is published again. */
 export function dispatchWindow(attempts: number, baseMs = DEFAULT_DISPATCH_AFTER_MS): number {
@@ -69,9 +80,10 @@ interface Pass {
 }
 
 /**
- * Settles what events never did, in three sweeps: republishes runs recorded but never
- * dispatched, asks Batch about runs without news for a while, and finishes deleting the jobs of
- * cancelled runs. Each sweep pages through every run it matches, in batches, until done or the
+ * Settles what events never did, in five sweeps: republishes runs recorded but never
+ * dispatched, asks Batch about runs without news for a while, finishes deleting the jobs of
+ * cancelled runs, looks at succeeded runs' outputs for a VCF, and requests stalled ingestions
+ * again. Each of the first three pages through every run it matches, in batches, until done or the
  * pass's time budget is spent; a failure on one run is reported and the sweep goes on.
  */
 export async function reconcile(deps: OrchestratorDeps, opts: ReconcileOptions = {}): Promise<ReconcileReport> {
@@ -79,6 +91,8 @@ export async function reconcile(deps: OrchestratorDeps, opts: ReconcileOptions =
     republished: [],
     settled: [],
     jobs_deleted: [],
+    runs_ingested: [],
+    ingestions_resumed: [],
     errors: [],
     remaining: { republish: 0, settle: 0, delete_job: 0 },
   }
@@ -104,10 +118,14 @@ export async function reconcile(deps: OrchestratorDeps, opts: ReconcileOptions =
   const release = await releaseCancelledJobs(deps, pass)
   report.jobs_deleted = release.done
   report.remaining.delete_job = release.remaining
+  report.runs_ingested = await ingestSucceededRuns(deps, pass)
+  report.ingestions_resumed = await resumeStalledIngestions(deps, pass)
   deps.log.info('reconcile done', {
     republished: report.republished.length,
     settled: report.settled.length,
     jobs_deleted: report.jobs_deleted.length,
+    runs_ingested: report.runs_ingested.length,
+    ingestions_resumed: report.ingestions_resumed.length,
     errors: report.errors.length,
     remaining: report.remaining,
   })
@@ -197,7 +215,10 @@ async function settleStale(deps: OrchestratorDeps, pass: Pass): Promise<{ done: 
           : 'the Batch job no longer exists: it was deleted outside the platform'
         result = await runs.applyJobState(run.id, { status: 'failed', at: pass.now, error_message, source: 'reconciler' })
       }
-      if (result?.changed && result.run) done.push({ run_id: run.id, status: result.run.status })
+      if (result?.changed && result.run) {
+        done.push({ run_id: run.id, status: result.run.status })
+        if (result.run.ingestion_pending) await afterRunSucceeded(deps, result.run)
+      }
       // Still in flight: checked again after another stale window, behind the runs not yet checked.
       else await runs.markChecked(run.id)
     } catch (err) {
@@ -230,4 +251,40 @@ async function releaseCancelledJobs(deps: OrchestratorDeps, pass: Pass): Promise
     () => deps.runs.countCancelledWithLiveJob(),
   )
   return { done, remaining }
+}
+
+/**
+ * Succeeded runs of an order whose outputs were never looked at for a VCF (a crash came between
+ * the two). One batch a pass: each run handled leaves the list.
+ */
+async function ingestSucceededRuns(deps: OrchestratorDeps, pass: Pass): Promise<string[]> {
+  const done: string[] = []
+  for (const run of await deps.runs.listIngestionPending(pass.cutoff(UNPUBLISHED_GRACE_MS), pass.batchSize)) {
+    try {
+      await afterRunSucceeded(deps, run)
+      done.push(run.id)
+    } catch (err) {
+      pass.failed(run.id, 'ingest_run', err)
+    }
+  }
+  return done
+}
+
+/**
+ * Ingestions with a step left whose record has not changed for longer than a lock's lease: their
+ * runner died (or their message was lost, or they wait behind another ingestion of the order).
+ * Requested again, they resume after their last completed step (or give way to a newer one). One
+ * batch a pass: each one requested again is touched, and leaves the list for a lease.
+ */
+async function resumeStalledIngestions(deps: OrchestratorDeps, pass: Pass): Promise<string[]> {
+  const resumed: string[] = []
+  for (const ingestion of await deps.ingestions.listStalled(pass.cutoff(INGESTION_STALE_MS), pass.batchSize)) {
+    try {
+      await deps.ingestions.touch(ingestion.id)
+      if (await dispatchIngestion(deps, ingestion)) resumed.push(ingestion.id)
+    } catch (err) {
+      pass.failed(ingestion.id, 'resume_ingestion', err)
+    }
+  }
+  return resumed
 }

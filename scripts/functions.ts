@@ -5,14 +5,19 @@
  *   service <name> <project-scoped|global>          an HTTP service of functions/services.ts
  *   orchestrator <name> cloudevent <topic>          fed by a push subscription on <topic>
  *   orchestrator <name> http                        called on a schedule (the reconciler)
+ *   orchestrator <name> workflow-step               called by a Cloud Workflows execution (an ingestion's steps)
  *
- * Topic names follow TOPIC_RUN_REQUESTED and TOPIC_JOB_STATUS, as the functions will.
+ * Topic names follow TOPIC_RUN_REQUESTED, TOPIC_JOB_STATUS and TOPIC_INGESTION_REQUESTED, as the functions will.
  */
 import { loadConfig } from '../lib/config.js'
 import { SERVICES } from '../functions/services.js'
 import { ORCHESTRATOR_FUNCTIONS } from '../orchestrator/functions.js'
 
-const config = loadConfig({ TOPIC_RUN_REQUESTED: process.env.TOPIC_RUN_REQUESTED, TOPIC_JOB_STATUS: process.env.TOPIC_JOB_STATUS })
+const config = loadConfig({
+  TOPIC_RUN_REQUESTED: process.env.TOPIC_RUN_REQUESTED,
+  TOPIC_JOB_STATUS: process.env.TOPIC_JOB_STATUS,
+  TOPIC_INGESTION_REQUESTED: process.env.TOPIC_INGESTION_REQUESTED,
+})
 
 for (const service of SERVICES) {
   process.stdout.write(`service ${service.name} ${service.projectScoped ? 'project-scoped' : 'global'}\n`)

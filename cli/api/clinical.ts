@@ -91,6 +91,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/samples/{id}/variants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The sample's variants: its calls carrying the ALT in the ready variant caches of the orders holding it, in genome order; filter region */
+        get: operations["listSampleVariants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orders": {
         parameters: {
             query?: never;
@@ -281,6 +298,40 @@ export interface paths {
         put?: never;
         /** A new version of one of the project's labflows (orders already signed keep theirs) */
         post: operations["createLabflowVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/variants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's catalogue: every distinct variant ingested, in genome order, with how many orders and samples it is seen in; filters region, gene */
+        get: operations["listVariants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/variants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One variant of the catalogue, with its observation counts and the orders (and carrier samples) observing it */
+        get: operations["getVariant"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -687,6 +738,72 @@ export interface components {
             bam: string | null;
             cram: string | null;
             vcf: string | null;
+        };
+        SampleVariant: {
+            /**
+             * @description GA4GH VRS Allele id (or platform:VA./platform:SV. digest)
+             * @example ga4gh:VA.Oop4kjdTtKcg1kiZjIJAAR3bp7qi4aNT
+             */
+            id: string;
+            /** @enum {string} */
+            id_type: "vrs" | "platform";
+            /** @enum {string|null} */
+            assembly: "GRCh37" | "GRCh38" | null;
+            /** @example 2 */
+            chrom: string;
+            /** @example 165310406 */
+            pos: number;
+            end: number;
+            /** @example G */
+            ref: string;
+            /** @example A */
+            alt: string;
+            /** @enum {string} */
+            variant_type: "snv" | "mnv" | "insertion" | "deletion" | "delins" | "structural" | "breakend";
+            svtype: string | null;
+            /**
+             * @example [
+             *       "SCN2A"
+             *     ]
+             */
+            genes: string[];
+            /** @example missense_variant */
+            consequence: string | null;
+            transcript: string | null;
+            /** @example c.1642G>A */
+            hgvs_c: string | null;
+            /** @example p.Glu548Lys */
+            hgvs_p: string | null;
+            qual: number | null;
+            filter: string[];
+            vcf_ids: string[];
+            svlen: number | null;
+            mate: {
+                chrom: string;
+                pos: number;
+            } | null;
+            impact: string | null;
+            alt_index: number;
+            alt_count: number;
+            source_line: number;
+            build_id: string;
+            order_id: string;
+            order_accession: string;
+            /** @description The sample's call (carrying the ALT) in that order's cache */
+            call: {
+                sample_id: string;
+                sample: string;
+                role: string;
+                vcf_sample: string;
+                genotype: string;
+                source_genotype: string | null;
+                /** @enum {string} */
+                zygosity: "het" | "hom_alt" | "hemi" | "hom_ref" | "no_call";
+                depth: number | null;
+                genotype_quality: number | null;
+                allele_fraction: number | null;
+                allele_depths: number[] | null;
+            };
         };
         /**
          * @example {
@@ -1262,6 +1379,85 @@ export interface components {
             description?: string;
             stages: components["schemas"]["LabflowStage"][];
             transitions: components["schemas"]["LabflowTransition"][];
+        };
+        /**
+         * @example {
+         *       "id": "ga4gh:VA.Oop4kjdTtKcg1kiZjIJAAR3bp7qi4aNT",
+         *       "id_type": "vrs",
+         *       "assembly": "GRCh38",
+         *       "chrom": "2",
+         *       "pos": 165310406,
+         *       "end": 165310406,
+         *       "ref": "G",
+         *       "alt": "A",
+         *       "variant_type": "snv",
+         *       "svtype": null,
+         *       "genes": [
+         *         "SCN2A"
+         *       ],
+         *       "consequence": "missense_variant",
+         *       "transcript": "ENST00000283256.10",
+         *       "hgvs_c": "c.1642G>A",
+         *       "hgvs_p": "p.Glu548Lys",
+         *       "observations": {
+         *         "orders": 1,
+         *         "samples": 1,
+         *         "homozygous": 0
+         *       }
+         *     }
+         */
+        CatalogueVariant: {
+            /**
+             * @description GA4GH VRS Allele id (or platform:VA./platform:SV. digest)
+             * @example ga4gh:VA.Oop4kjdTtKcg1kiZjIJAAR3bp7qi4aNT
+             */
+            id: string;
+            /** @enum {string} */
+            id_type: "vrs" | "platform";
+            /** @enum {string|null} */
+            assembly: "GRCh37" | "GRCh38" | null;
+            /** @example 2 */
+            chrom: string;
+            /** @example 165310406 */
+            pos: number;
+            end: number;
+            /** @example G */
+            ref: string;
+            /** @example A */
+            alt: string;
+            /** @enum {string} */
+            variant_type: "snv" | "mnv" | "insertion" | "deletion" | "delins" | "structural" | "breakend";
+            svtype: string | null;
+            /**
+             * @example [
+             *       "SCN2A"
+             *     ]
+             */
+            genes: string[];
+            /** @example missense_variant */
+            consequence: string | null;
+            transcript: string | null;
+            /** @example c.1642G>A */
+            hgvs_c: string | null;
+            /** @example p.Glu548Lys */
+            hgvs_p: string | null;
+            observations: components["schemas"]["ObservationCounts"];
+            /** @description The orders observing it, with their carrier samples (the single variant only) */
+            observed_in?: {
+                order_id: string;
+                accession: string;
+                samples: string[];
+                homozygous: string[];
+            }[];
+        };
+        /** @description The project's local observation counts (as Scout's loqusdb) */
+        ObservationCounts: {
+            /** @description Orders whose ready cache has a sample carrying the variant */
+            orders: number;
+            /** @description Distinct samples carrying it, over those orders */
+            samples: number;
+            /** @description Of those, homozygous or hemizygous */
+            homozygous: number;
         };
     };
     responses: never;
@@ -1989,6 +2185,80 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SampleInfo"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSampleVariants: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 50, at most 1000) */
+                page_size?: number;
+                /** @description Synonym of page_size */
+                limit?: number;
+                /** @description X-Next-Page-Token of the previous page */
+                page_token?: string;
+                /** @description chr17:43044295-43125483, or a whole contig */
+                region?: string;
+            };
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Present when more items exist */
+                    "X-Next-Page-Token"?: string;
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SampleVariant"][];
                 };
             };
             /** @description Invalid parameters */
@@ -3203,6 +3473,141 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listVariants: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 50, at most 1000) */
+                page_size?: number;
+                /** @description Synonym of page_size */
+                limit?: number;
+                /** @description X-Next-Page-Token of the previous page */
+                page_token?: string;
+                /** @description A gene symbol (or gene id) */
+                gene?: string;
+                /** @description chr17:43044295-43125483, or a whole contig */
+                region?: string;
+            };
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Present when more items exist */
+                    "X-Next-Page-Token"?: string;
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogueVariant"][];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getVariant: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogueVariant"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

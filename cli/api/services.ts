@@ -6,6 +6,7 @@ export const SERVICES = [
   {"name":"compute","title":"Compute service","port":8102,"projectScoped":true},
   {"name":"clinical","title":"Clinical-data service","port":8103,"projectScoped":true},
   {"name":"files","title":"File service","port":8104,"projectScoped":true},
+  {"name":"variant_cache","title":"Variant-cache service","port":8106,"projectScoped":true},
   {"name":"reports","title":"Report service","port":8105,"projectScoped":true},
   {"name":"audit","title":"Audit service","port":8107,"projectScoped":false},
 ] as const

@@ -2,11 +2,12 @@ import { SYSTEM_ACTOR } from '../../lib/audit.js'
 import { pipelineId, PLATFORM_SCOPE, type PipelineDefinition } from './model.js'
 import { PipelineStore } from './store.js'
 import { canonicalJson } from '../../lib/canonical.js'
+import { TRIO_LOCAL_SCRIPT } from './trio-local.js'
 
 /**
  * The platform-wide catalogue: the four pipelines the spec pre-registers, and two that really run
  * on the host under the local suite's executor (hello-local succeeds with a result file,
- * fail-local fails with a message). Several versions of nextflow-minimal and hereditary-mock
+ * fail-local fails with a message, trio-local writes an annotated trio VCF from an order's samplesheet). Several versions of nextflow-minimal and hereditary-mock
  * show that "latest" is the highest semantic version, not the newest document.
  *
  * Container jobs see the run through the environment of lib/batch/jobs.ts (runEnvironment,
@@ -209,6 +210,24 @@ task hello {
     entrypoint: '/bin/sh',
     commands: ['-c', 'echo "fail-local: this pipeline always fails (exit status 3), to show a failed run" >&2; exit 3'],
     resources: { cpu_milli: 250, memory_mib: 128, max_run_duration_seconds: 300 },
+  },
+  {
+    slug: 'trio-local',
+    name: 'Trio calls, annotated (runs on the local suite)',
+    type: 'container_entrypoint',
+    container: 'docker.io/library/node:20-alpine',
+    version: '1.0.0',
+    tags: ['local', 'demo', 'germline', 'trio'],
+    description:
+      "Given an order's samplesheet (GET /orders/{id}/samplesheet, saved in the project bucket), writes <case>.vep.vcf.gz to the run output folder: a synthetic, VEP-annotated GRCh38 trio VCF of the family's samples (a few hundred records over every chromosome, some multi-allelic, a de novo missense in SCN2A in the proband). Run with the order linked, its variants are ingested into the order's variant cache. Runs on the host under the local suite.",
+    inputs: [
+      { name: 'samplesheet', type: 'file', required: true, description: "The order's samplesheet (nf-core/raredisease CSV) in the project bucket" },
+      { name: 'records', type: 'integer', required: false, description: 'How many VCF records to write (default 300, 10 to 100000)' },
+    ],
+    additional_params: false,
+    entrypoint: 'node',
+    commands: ['-e', TRIO_LOCAL_SCRIPT],
+    resources: { cpu_milli: 500, memory_mib: 256, max_run_duration_seconds: 600 },
   },
 ]
 

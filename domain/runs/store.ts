@@ -60,6 +60,14 @@ export interface RunRecord {
   /** Query helpers: Firestore cannot select on a missing field, so these mirror job / cancel state. */
   has_job: boolean
   job_cleanup_pending: boolean
+  /**
+   * Set with the success of a run linked to an order, cleared once its outputs were looked at for a
+   * VCF to ingest (domain/variants/dispatch.ts): the outbox that lets the reconciler finish what a
+   * crash between the two interrupted.
+   */
+  ingestion_pending?: boolean
+  /** The ingestion of the run's VCF into its order's variant cache. */
+  ingestion_id?: string
 }
 
 /** Where a run's outputs live. */
@@ -388,6 +396,7 @@ export class RunStore {
       if (next === 'running') patch.started = at
       if (TERMINAL.has(next)) patch.finished = at
       if (next === 'succeeded') patch.output = event.output ?? outputLocation(run.bucket_name, run.id)
+      if (next === 'succeeded' && run.order_id) patch.ingestion_pending = true
       if (next === 'failed') patch.error_message = event.error_message ?? 'the job failed without an error message'
       if (next === 'cancelled') patch.job_cleanup_pending = run.has_job && !run.cancel?.job_deleted_at
       tx.update(this.ref(runId), { ...patch, status_reason: FieldValue.delete() })
@@ -525,6 +534,23 @@ export class RunStore {
 
   private static async count(q: Query): Promise<number> {
     return (await q.count().get()).data().count
+  }
+
+  /** Succeeded runs of an order whose outputs have not been looked at for a VCF yet, last changed before `olderThan`. */
+  async listIngestionPending(olderThan: Date, limit: number): Promise<RunRecord[]> {
+    const q = await this.db
+      .col('runs')
+      .where('ingestion_pending', '==', true)
+      .where('updated', '<', Timestamp.fromDate(olderThan))
+      .orderBy('updated', 'asc')
+      .limit(limit)
+      .get()
+    return q.docs.map((d) => d.data() as RunRecord)
+  }
+
+  /** The run's outputs were looked at for a VCF (and its ingestion requested, if there was one). */
+  async clearIngestionPending(runId: string, ingestionId?: string): Promise<void> {
+    await this.ref(runId).update({ ingestion_pending: false, ...(ingestionId ? { ingestion_id: ingestionId } : {}), updated: this.now() })
   }
 
   async markJobDeleted(runId: string): Promise<void> {

@@ -564,3 +564,114 @@ export const LabflowMove = z
   })
   .strict()
   .openapi('LabflowMove', { example: { transition: 'repeat-extraction', reason: 'low DNA yield (12 ng)', assignee: USER_ID } })
+
+// ---------------------------------------------------------------------------------------------
+// Variants (the catalogue, read-only: ingestion is its only writer)
+
+const VARIANT_ID = 'ga4gh:VA.Oop4kjdTtKcg1kiZjIJAAR3bp7qi4aNT'
+/** A variant id in a path: a GA4GH VRS Allele id, or the platform's digest where VRS cannot say. */
+const VARIANT_ID_RE = /^(ga4gh:VA|platform:VA|platform:SV)\.[A-Za-z0-9_-]{32}$/
+export const VariantIdParam = z.object({
+  id: z
+    .string()
+    .regex(VARIANT_ID_RE, 'a variant id: ga4gh:VA.<32 characters>, or platform:VA.… / platform:SV.…')
+    .openapi({ param: { name: 'id', in: 'path' }, example: VARIANT_ID }),
+})
+
+const variantCore = {
+  id: z.string().openapi({ description: 'GA4GH VRS Allele id (or platform:VA./platform:SV. digest)', example: VARIANT_ID }),
+  id_type: z.enum(['vrs', 'platform']),
+  assembly: z.enum(['GRCh37', 'GRCh38']).nullable(),
+  chrom: z.string().openapi({ example: '2' }),
+  pos: z.number().int().openapi({ example: 165310406 }),
+  end: z.number().int(),
+  ref: z.string().openapi({ example: 'G' }),
+  alt: z.string().openapi({ example: 'A' }),
+  variant_type: z.enum(['snv', 'mnv', 'insertion', 'deletion', 'delins', 'structural', 'breakend']),
+  svtype: z.string().nullable(),
+  genes: z.array(z.string()).openapi({ example: ['SCN2A'] }),
+  consequence: z.string().nullable().openapi({ example: 'missense_variant' }),
+  transcript: z.string().nullable(),
+  hgvs_c: z.string().nullable().openapi({ example: 'c.1642G>A' }),
+  hgvs_p: z.string().nullable().openapi({ example: 'p.Glu548Lys' }),
+}
+
+export const ObservationCounts = z
+  .object({
+    orders: z.number().int().openapi({ description: 'Orders whose ready cache has a sample carrying the variant' }),
+    samples: z.number().int().openapi({ description: 'Distinct samples carrying it, over those orders' }),
+    homozygous: z.number().int().openapi({ description: 'Of those, homozygous or hemizygous' }),
+  })
+  .openapi('ObservationCounts', { description: "The project's local observation counts (as Scout's loqusdb)" })
+
+export const CatalogueVariant = z
+  .object({
+    ...variantCore,
+    observations: ObservationCounts,
+    observed_in: z
+      .array(z.object({ order_id: z.string(), accession: z.string(), samples: z.array(z.string()), homozygous: z.array(z.string()) }))
+      .optional()
+      .openapi({ description: 'The orders observing it, with their carrier samples (the single variant only)' }),
+  })
+  .openapi('CatalogueVariant', {
+    example: {
+      id: VARIANT_ID,
+      id_type: 'vrs',
+      assembly: 'GRCh38',
+      chrom: '2',
+      pos: 165310406,
+      end: 165310406,
+      ref: 'G',
+      alt: 'A',
+      variant_type: 'snv',
+      svtype: null,
+      genes: ['SCN2A'],
+      consequence: 'missense_variant',
+      transcript: 'ENST00000283256.10',
+      hgvs_c: 'c.1642G>A',
+      hgvs_p: 'p.Glu548Lys',
+      observations: { orders: 1, samples: 1, homozygous: 0 },
+    },
+  })
+
+export const CatalogueQuery = z.object({
+  gene: z.string().trim().min(1).max(100).optional().openapi({ description: 'A gene symbol (or gene id)', example: 'BRCA1' }),
+  region: z.string().max(200).optional().openapi({ description: 'chr17:43044295-43125483, or a whole contig', example: 'chr17:43044295-43125483' }),
+})
+
+export const SampleVariantQuery = z.object({
+  region: z.string().max(200).optional().openapi({ description: 'chr17:43044295-43125483, or a whole contig', example: 'chr2' }),
+})
+
+export const SampleVariant = z
+  .object({
+    ...variantCore,
+    qual: z.number().nullable(),
+    filter: z.array(z.string()),
+    vcf_ids: z.array(z.string()),
+    svlen: z.number().nullable(),
+    mate: z.object({ chrom: z.string(), pos: z.number().int() }).nullable(),
+    impact: z.string().nullable(),
+    alt_index: z.number().int(),
+    alt_count: z.number().int(),
+    source_line: z.number().int(),
+    build_id: z.string(),
+    order_id: z.string(),
+    order_accession: z.string(),
+    call: z
+      .object({
+        sample_id: z.string(),
+        sample: z.string(),
+        role: z.string(),
+        vcf_sample: z.string(),
+        genotype: z.string(),
+        source_genotype: z.string().nullable(),
+        zygosity: z.enum(['het', 'hom_alt', 'hemi', 'hom_ref', 'no_call']),
+        depth: z.number().nullable(),
+        genotype_quality: z.number().nullable(),
+        allele_fraction: z.number().nullable(),
+        allele_depths: z.array(z.number()).nullable(),
+      })
+      .openapi({ description: "The sample's call (carrying the ALT) in that order's cache" }),
+  })
+  .openapi('SampleVariant')

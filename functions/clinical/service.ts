@@ -6,13 +6,14 @@ import { labflows } from './routes/labflows.js'
 import { orders } from './routes/orders.js'
 import { samples } from './routes/samples.js'
 import { subjects } from './routes/subjects.js'
+import { variants } from './routes/variants.js'
 
 /** The clinical-data service: subjects, samples, orders with their lifecycle and samplesheets, and labflows. */
 export const clinical = defineService<ClinicalDeps>({
   name: 'clinical',
   title: 'Clinical-data service',
   description:
-    'Subjects (with their pedigree and HPO phenotypes), samples and their data files, clinical orders (accession, status lifecycle, samples with roles, the nf-core/raredisease samplesheet) and labflows. Every request needs X-Project-ID.',
+    "Subjects (with their pedigree and HPO phenotypes), samples and their data files, clinical orders (accession, status lifecycle, samples with roles, the nf-core/raredisease samplesheet), labflows, and the variants (read-only): the project catalogue with observation counts, and each sample's calls. Every request needs X-Project-ID.",
   port: 8103,
   projectScoped: true,
   collections: ['subjects', 'samples', 'orders', 'clinical_keys', 'clinical_counters', 'labflows', 'labflow_versions'],
@@ -27,9 +28,14 @@ export const clinical = defineService<ClinicalDeps>({
       description: 'What was asked for a family (FHIR ServiceRequest): accession, status moves, samples with their roles, samplesheet, labflow state',
     },
     { name: 'labflows', description: 'Versioned lab workflow definitions: stages and the named transitions between them' },
+    {
+      name: 'variants',
+      description:
+        "The project's variant catalogue (every distinct variant ingested, with local observation counts) and a sample's variants: read-only, ingestion is their only writer",
+    },
   ],
   deps: (kernel) => clinicalDeps(kernel),
-  routes: [subjects, samples, orders, labflows],
+  routes: [subjects, samples, orders, labflows, variants],
   seed: async ({ kernel, project, user }) => {
     const stores = clinicalStores(kernel)
     await stores.labflows.seedPlatform()

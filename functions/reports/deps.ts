@@ -1,7 +1,8 @@
 import type { AppEnv } from '../../lib/http.js'
 import type { KernelDeps } from '../../lib/kernel.js'
 import { reportStores, type ReportStores } from '../../domain/reports/stores.js'
-import type { VariantSource } from '../../domain/reports/variant-source.js'
+import { cacheVariantSource, type VariantSource } from '../../domain/reports/variant-source.js'
+import { VariantCacheStore } from '../../domain/variants/cache.js'
 
 export interface ReportsDeps extends KernelDeps, ReportStores {
   /** The orders' variant caches, read only. */
@@ -10,9 +11,7 @@ export interface ReportsDeps extends KernelDeps, ReportStores {
 
 export type ReportsEnv = AppEnv<ReportsDeps>
 
-/** Until an order's variant cache exists, it has no variants to add to a report. */
-const NO_CACHE: VariantSource = { getVariant: async () => undefined }
-
-export function reportsDeps(kernel: KernelDeps, variants: VariantSource = NO_CACHE): ReportsDeps {
+/** A report reads its variants from the order's active variant cache (the variant-cache service's store), unless given another source. */
+export function reportsDeps(kernel: KernelDeps, variants: VariantSource = cacheVariantSource(new VariantCacheStore(kernel.db))): ReportsDeps {
   return { ...kernel, ...reportStores(kernel, variants), variants }
 }

@@ -72,7 +72,8 @@ const PROJECT_GRANTS: Record<Permission, { ladder?: (typeof PROJECT_LADDER)[numb
   'credentials.read': { ladder: 'admin', side: ['pipeline'] },
   'project.delete': { ladder: 'owner' },
   'audit.read': { ladder: 'admin', side: ['auditor'] },
-  'variant.ingest': { side: ['pipeline'] },
+  /** Service users of the pipeline role ingest a run's variants; admins may start one by hand. */
+  'variant.ingest': { ladder: 'admin', side: ['pipeline'] },
 }
 
 /** Every project permission, for definitions that name permissions as data (labflow transitions). */

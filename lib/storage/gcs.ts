@@ -11,6 +11,7 @@ function toObject(f: Pick<File, 'name' | 'metadata'>): StoredObject {
     size: Number(f.metadata.size ?? 0),
     updated: new Date(String(f.metadata.updated ?? f.metadata.timeCreated ?? 0)).toISOString(),
     content_type: f.metadata.contentType,
+    generation: f.metadata.generation === undefined ? undefined : String(f.metadata.generation),
   }
 }
 
@@ -65,6 +66,18 @@ export class GcsObjectStorage implements ObjectStorage {
       if (statusOf(error) === 404) return undefined
       throw error
     }
+  }
+
+  async readStream(bucket: string, path: string, opts: { generation?: string } = {}) {
+    const file = this.storage.bucket(bucket).file(path, opts.generation ? { generation: opts.generation } : {})
+    // A missing object (or generation) fails the stream's first read; asked first, it is an answer instead.
+    try {
+      await file.getMetadata()
+    } catch (error) {
+      if (statusOf(error) === 404) return undefined
+      throw error
+    }
+    return file.createReadStream({ validation: false })
   }
 
   async upload(bucket: string, path: string, source: Readable, contentType?: string) {

@@ -84,7 +84,13 @@ export class LocalObjectStorage implements ObjectStorage {
   }
 
   private async toObject(bucket: string, path: string, s: Stats): Promise<StoredObject> {
-    return { path, size: s.size, updated: s.mtime.toISOString(), content_type: await this.contentTypeOf(bucket, path, s) }
+    return {
+      path,
+      size: s.size,
+      updated: s.mtime.toISOString(),
+      content_type: await this.contentTypeOf(bucket, path, s),
+      generation: localGeneration(s),
+    }
   }
 
   async stat(bucket: string, path: string): Promise<StoredObject | undefined> {
@@ -251,6 +257,27 @@ export class LocalObjectStorage implements ObjectStorage {
     return { object, stream: createReadStream(this.fileOf(bucket, path), { ...range, highWaterMark: 1024 * 1024 }) }
   }
 
+  async readStream(bucket: string, path: string, opts: { generation?: string } = {}): Promise<ReadStream | undefined> {
+    const file = this.fileOf(bucket, path)
+    const before = await stat(file).catch(() => undefined)
+    if (!before?.isFile() || (opts.generation !== undefined && localGeneration(before) !== opts.generation)) return undefined
+    // Open, then check that it is still the version asked for: a file replaced after the open is
+    // read as it was (its inode), as a Cloud Storage generation is.
+    const stream = createReadStream(file, { highWaterMark: 1024 * 1024 })
+    try {
+      await new Promise<void>((resolve, reject) => stream.once('open', () => resolve()).once('error', reject))
+    } catch (error) {
+      if (['ENOENT', 'ENOTDIR', 'EISDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) return undefined
+      throw error
+    }
+    const after = await stat(file).catch(() => undefined)
+    if (!after || localGeneration(after) !== localGeneration(before)) {
+      stream.destroy()
+      return opts.generation === undefined ? this.readStream(bucket, path) : undefined
+    }
+    return stream
+  }
+
   async copy(bucket: string, source: string, destination: string, opts: { overwrite: boolean }) {
     const from = await this.stat(bucket, source)
     if (!from) throw new StorageError('not_found', `${source} does not exist`)
@@ -339,6 +366,9 @@ class Digester {
     return { md5: this.md5.digest('base64'), crc32c: this.crc.base64() }
   }
 }
+
+/** A local object's version: its modification time (nanoseconds) and size, which change whenever the file is replaced. */
+const localGeneration = (s: Stats) => `${s.mtimeMs.toFixed(3).replace('.', '')}-${s.size}`
 
 const encodeToken = (name: string) => Buffer.from(name).toString('base64url')
 const decodeToken = (token: string) => Buffer.from(token, 'base64url').toString('utf8')

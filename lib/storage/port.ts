@@ -13,6 +13,8 @@ export interface StoredObject {
   /** ISO 8601 UTC */
   updated: string
   content_type?: string
+  /** The object's version: Cloud Storage's generation, or locally its modification time and size. */
+  generation?: string
 }
 
 /** One entry of a one-level listing: an object, or a folder (a prefix ending in '/' that has objects under it). */
@@ -52,6 +54,13 @@ export interface ObjectStorage {
   write(bucket: string, path: string, data: string | Uint8Array, contentType?: string): Promise<void>
   /** The object's bytes, or undefined when there is no such object. */
   read(bucket: string, path: string): Promise<Buffer | undefined>
+  /**
+   * The object's bytes as a stream, read as they are consumed (a VCF of any size in bounded memory),
+   * or undefined when there is no such object. With `generation`, that version of the object
+   * (Cloud Storage's generation; locally, the modification time and size `stat` gave): a version
+   * that is no longer there reads as undefined.
+   */
+  readStream(bucket: string, path: string, opts?: { generation?: string }): Promise<Readable | undefined>
   /** Streams bytes into an object; nothing is visible under its name until the stream has ended well. */
   upload(bucket: string, path: string, source: Readable, contentType?: string): Promise<StoredObject>
   /**

@@ -218,6 +218,44 @@ describe.sequential('the local suite (npm start)', () => {
     },
   )
 
+  it(
+    "runs trio-local for the signed demo order and shows its variants with the family's genotypes (the README's trio demo)",
+    { timeout: 60_000 },
+    async () => {
+      const { suite } = first!
+      const headers = { authorization: `Bearer ${suite.token}`, 'x-project-id': suite.project_id, 'content-type': 'application/json' }
+      const api = async (service: string, path: string, body?: unknown) => {
+        const res = await fetch(`${suite.services[service]}/api/v1${path}`, {
+          method: body === undefined ? 'GET' : 'POST',
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+        })
+        return { status: res.status, body: (await res.json()) as any }
+      }
+      const order = (await api('clinical', '/orders?status=signed')).body[0]
+      expect(order).toMatchObject({ test_code: 'WGS-trio' })
+      const pipeline = (await api('compute', '/pipelines/slug/trio-local')).body
+      const run = await api('compute', '/runs', {
+        pipeline_id: pipeline.id,
+        order_id: order.accession,
+        params: { samplesheet: `gs://${suite.bucket_name}/samplesheets/demo-trio.csv` },
+      })
+      expect(run.status, JSON.stringify(run.body)).toBe(201)
+      let status: any
+      for (const deadline = Date.now() + 45_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
+        status = (await api('variant_cache', `/orders/${order.accession}/status`)).body
+        if (['ready', 'failed'].includes(status.status)) break
+      }
+      expect(status).toMatchObject({ status: 'ready', ingestion: { trigger: 'run', run_id: run.body.id, sample_mismatch: null } })
+      const denovo = await api('variant_cache', `/orders/${order.accession}/variants?gene=SCN2A&zygosity=proband:het,mother:hom_ref,father:hom_ref`)
+      expect(
+        denovo.body.map((v: { calls: Array<{ role: string; sample: string; genotype: string }> }) =>
+          v.calls.map((c) => `${c.role}:${c.sample}:${c.genotype}`),
+        ),
+      ).toEqual([['proband:S-DEMO-PROBAND:0/1', 'mother:S-DEMO-MOTHER:0/0', 'father:S-DEMO-FATHER:0/0']])
+    },
+  )
+
   it('refuses a second start on the same data folder while the first runs, naming its pid', { timeout: 60_000 }, async () => {
     const other = await freeBasePort()
     const result = await runStart(['--data-dir', dataDir, '--base-port', String(other)])
@@ -279,7 +317,8 @@ describe.sequential('the local suite (npm start)', () => {
     const orders = await fetch(`${second.suite.services.clinical}/api/v1/orders`, {
       headers: { authorization: `Bearer ${second.suite.token}`, 'x-project-id': second.suite.project_id },
     })
-    expect(((await orders.json()) as Array<{ status: string }>).map((o) => o.status)).toEqual(['signed'])
+    // The demo order, signed and then run (the trio demo) before the restart, keeps its status: it is not seeded again as a draft.
+    expect(((await orders.json()) as Array<{ status: string }>).map((o) => o.status)).toEqual(['in_progress'])
     const run = await compute(second, `/runs/${runId}`)
     expect(run.status).toBe(200)
     expect(run.body.status).toBe('succeeded')

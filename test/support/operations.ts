@@ -5,6 +5,8 @@ import { expect } from 'vitest'
 import { createComputeApp } from '../../functions/compute/service.js'
 import { reportsDeps } from '../../functions/reports/deps.js'
 import { createReportsApp } from '../../functions/reports/service.js'
+import { variantCacheDeps } from '../../functions/variant-cache/deps.js'
+import { createVariantCacheApp } from '../../functions/variant-cache/service.js'
 import { createKernel } from '../../lib/kernel.js'
 import { SERVICES } from '../../functions/services.js'
 import { pipelineId, PLATFORM_SCOPE } from '../../domain/pipelines/model.js'
@@ -395,6 +397,18 @@ export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
       event: () => ({ scope: projectScope(c), entity: `labflow:${l.id}`, action: 'labflow.version_created' }),
     }
   },
+  // variant cache
+  createOrderIngestion: async (c) => {
+    const order = await orderVia(c, true)
+    await c.as('clinical', 'POST', `/orders/${order.id}/transition`, { to: 'signed' })
+    const path = `walker/calls-${rand()}.vcf`
+    await putFile(c, path)
+    return {
+      path: `/orders/${order.id}/ingestions`,
+      body: { source_uri: `gs://${c.world.project.bucket_name}/${path}` },
+      event: (ing) => ({ scope: projectScope(c), entity: `variant_ingestion:${ing.id}`, action: 'variant_ingestion.requested' }),
+    }
+  },
   // reports
   createReport: async (c) => {
     const order = await makeTrioOrder(c.world.deps, c.world.project)
@@ -547,6 +561,8 @@ export async function operationsWorld() {
     ['files', files.app],
     ['audit', audit.app],
     ['reports', createReportsApp(reportsOf({ world } as Ctx))],
+    // The variant cache looks at a source in the same bucket folders as the file service.
+    ['variant_cache', createVariantCacheApp(variantCacheDeps(world.deps, { storage: files.storage }))],
   ])
   const appOf = (name: string) => {
     if (!apps.has(name)) apps.set(name, SERVICES.find((s) => s.name === name)!.create(world.deps))

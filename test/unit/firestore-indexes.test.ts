@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { auditQueryPlan, type AuditFilters, type AuditReadScope } from '../../domain/audit/log.js'
+import { cacheQueryPlan, type CacheFilters } from '../../domain/variants/cache.js'
 import { ALL_COLLECTIONS } from '../support/collections.js'
 
 /**
@@ -223,7 +224,63 @@ const QUERIES: QueryShape[] = [
     orderBy: [['created', 'asc']],
   },
   { source: 'domain/reports/store.ts listSnapshots', collection: 'report_snapshots', equal: ['report_id'], orderBy: [['seq', 'asc']] },
+  {
+    source: 'domain/variants/cache.ts buildQuery (write, retract)',
+    collection: 'cache_variants',
+    equal: ['build_id'],
+    orderBy: [['genome_order', 'asc']],
+  },
+  {
+    source: 'domain/variants/cache.ts sampleVariants',
+    collection: 'cache_variants',
+    equal: ['build_id'],
+    contains: 'carriers',
+    orderBy: [['genome_order', 'asc']],
+  },
+  { source: 'domain/variants/catalogue.ts list', collection: 'variant_catalogue', equal: ['project_id'], orderBy: [['genome_order', 'asc']] },
+  {
+    source: 'domain/variants/catalogue.ts list (gene)',
+    collection: 'variant_catalogue',
+    equal: ['project_id'],
+    contains: 'genes',
+    orderBy: [['genome_order', 'asc']],
+  },
+  {
+    source: 'domain/variants/ingestions.ts listForOrder',
+    collection: 'variant_ingestions',
+    equal: ['project_id', 'order_id'],
+    orderBy: [['created', 'desc']],
+  },
+  { source: 'domain/variants/ingestions.ts listStalled', collection: 'variant_ingestions', equal: ['pending'], orderBy: [['updated', 'asc']] },
+  { source: 'domain/runs/store.ts listIngestionPending', collection: 'runs', equal: ['ingestion_pending'], orderBy: [['updated', 'asc']] },
 ]
+
+/**
+ * Every query GET /orders/{id}/variants can make: each combination of its filters, as
+ * domain/variants/cache.ts plans it (with a gene, the other filters are checked on the documents).
+ */
+function cacheQueries(): QueryShape[] {
+  const options: Array<Array<Partial<CacheFilters>>> = [
+    [{}, { gene: 'BRCA1' }],
+    [{}, { consequence: ['missense_variant'] }, { consequence: ['missense_variant', 'stop_gained'] }],
+    [{}, { filter: 'PASS' }],
+    [{}, { zygosity: { proband: ['het'] } }],
+    [{}, { zygosity: { mother: ['hom_ref'], father: ['hom_ref'] } }],
+    [{}, { region: { chrom: '17', start: 1, end: 2 } }, { min_qual: 30 }],
+  ]
+  const combos = options.reduce<Array<Partial<CacheFilters>>>(
+    (acc, opts) => acc.flatMap((a) => opts.map((o) => ({ ...a, ...o, zygosity: { ...a.zygosity, ...o.zygosity } }))),
+    [{}],
+  )
+  const shapes = new Map<string, QueryShape>()
+  for (const filters of combos) {
+    const plan = cacheQueryPlan('b', filters)
+    const equal = plan.equal.map(([f]) => f)
+    const source = `domain/variants/cache.ts listVariants ${[...equal.slice(1), ...(plan.contains ? [plan.contains[0]] : [])].join('+') || 'unfiltered'}`
+    shapes.set(source, { source, collection: 'cache_variants', equal, contains: plan.contains?.[0], orderBy: plan.orderBy })
+  }
+  return [...shapes.values()]
+}
 
 /**
  * Every query the audit service can make: each scope with every combination of filters, as
@@ -336,6 +393,10 @@ describe('firestore.indexes.json', () => {
   })
 
   it.each(auditQueries())('serves $source from indexes (its own, or merged)', (q) => {
+    expect(file.indexes.some((i) => serves(i, q)) || servedByMerge(file.indexes, q)).toBe(true)
+  })
+
+  it.each(cacheQueries())('serves $source from indexes (its own, or merged)', (q) => {
     expect(file.indexes.some((i) => serves(i, q)) || servedByMerge(file.indexes, q)).toBe(true)
   })
 

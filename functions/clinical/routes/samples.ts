@@ -7,7 +7,8 @@ import { commonErrors, conflictError, IdParam, json, ProjectHeader } from '../..
 import { PageQuery, pageHeaders, pageResponse } from '../../../lib/pagination.js'
 import type { SampleRecord } from '../../../domain/clinical/model.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
-import { CreateSample, Sample, SampleInfo, SampleListQuery, UpdateSample } from '../schemas.js'
+import { CreateSample, Sample, SampleInfo, SampleListQuery, SampleVariant, SampleVariantQuery, UpdateSample } from '../schemas.js'
+import { regionOf } from './variants.js'
 import { projectOf, toSample } from '../views.js'
 
 /** /samples: material from a subject and its data files; frozen while a signed order holds it. */
@@ -141,5 +142,24 @@ samples.openapi(
     const info = UUID_RE.test(id) ? await c.var.deps.samples.sampleInfo(c.var.project.id, id) : undefined
     if (!info) throw notFound('sample')
     return c.json(info, 200)
+  },
+)
+
+samples.openapi(
+  createRoute({
+    operationId: 'listSampleVariants',
+    method: 'get',
+    path: '/samples/{id}/variants',
+    tags: ['variants'],
+    summary: "The sample's variants: its calls carrying the ALT in the ready variant caches of the orders holding it, in genome order; filter region",
+    middleware: [read] as const,
+    request: { headers: ProjectHeader, params: IdParam, query: PageQuery.extend(SampleVariantQuery.shape) },
+    responses: { 200: { ...json(z.array(SampleVariant)), headers: pageHeaders }, ...commonErrors },
+  }),
+  async (c) => {
+    const sample = await loadSample(c, c.req.valid('param').id)
+    const { region, ...page } = c.req.valid('query')
+    const result = await c.var.deps.variants.cache.sampleVariants(c.var.project.id, sample.id, sample.orders, { region: regionOf(region) }, page)
+    return pageResponse(c, result)
   },
 )

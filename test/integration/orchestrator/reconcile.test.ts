@@ -265,7 +265,7 @@ describe('the reconciler', () => {
     const res = await fetch(`${base}/`, { method: 'POST' })
     expect(res.status).toBe(200)
     const body = (await res.json()) as ReconcileReport
-    expect(Object.keys(body).sort()).toEqual(['errors', 'jobs_deleted', 'remaining', 'republished', 'settled'])
+    expect(Object.keys(body).sort()).toEqual(['errors', 'ingestions_resumed', 'jobs_deleted', 'remaining', 'republished', 'runs_ingested', 'settled'])
     expect(body.errors).toEqual([])
     expect(body.remaining).toEqual({ republish: 0, settle: 0, delete_job: 0 })
 

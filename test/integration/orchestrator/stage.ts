@@ -25,10 +25,10 @@ export const shellPipeline = (script: string): PipelineExecution => ({
 /**
  * A project (from makeWorld) with the orchestrator on the same emulators, the local executor and
  * local bucket folders, and the two topics. `clock` shifts the orchestrator's time (reconciler
- * tests); `batch` replaces the local executor.
+ * tests); `batch` replaces the local executor; `env` adds settings (INGESTION_RUNNER=local, say).
  */
-export async function makeStage(opts: { clock?: Clock; batch?: BatchBackend } = {}) {
-  const world = await makeWorld(await localEnv())
+export async function makeStage(opts: { clock?: Clock; batch?: BatchBackend; env?: Record<string, string> } = {}) {
+  const world = await makeWorld({ ...(await localEnv()), ...opts.env })
   const config = world.deps.config
   const kernel = createKernel(config, 'orchestrator', { firestore: world.deps.db.firestore, clock: opts.clock })
   const pubsub = pubsubFor(config)

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SERVICES } from '../../../functions/services.js'
 import { loadConfig } from '../../../lib/config.js'
 import { ORCHESTRATOR_FUNCTIONS } from '../../../orchestrator/functions.js'
+import { INGESTION_STEPS } from '../../../domain/variants/ingestions.js'
+import { parse as parseYaml } from 'yaml'
 
 /**
  * infra/deploy.sh --dry-run, run as an operator would, with sample settings. gcloud and curl are
@@ -147,9 +149,10 @@ describe('infra/deploy.sh --dry-run', () => {
     }
   })
 
-  it('creates the run-requested, batch-job-status and dead-letter topics', () => {
-    expect([TOPICS.runRequested, TOPICS.jobStatus]).toEqual(['run-requested', 'batch-job-status'])
-    for (const topic of ['run-requested', 'batch-job-status', 'platform-dead-letter']) one(plan.commands, `gcloud pubsub topics create ${topic} `)
+  it('creates the run-requested, batch-job-status, ingestion-requested and dead-letter topics', () => {
+    expect([TOPICS.runRequested, TOPICS.jobStatus, TOPICS.ingestionRequested]).toEqual(['run-requested', 'batch-job-status', 'ingestion-requested'])
+    for (const topic of ['run-requested', 'batch-job-status', 'ingestion-requested', 'platform-dead-letter'])
+      one(plan.commands, `gcloud pubsub topics create ${topic} `)
   })
 
   it('pushes each topic to its orchestrator function with an OIDC token, a retry policy and a dead-letter topic', () => {
@@ -176,6 +179,31 @@ describe('infra/deploy.sh --dry-run', () => {
       expect(job).toContain(`--oidc-service-account-email=${PUSH_SA}`)
       expect(job).toContain(`'--oidc-token-audience=<url of ${name}>'`)
     }
+  })
+
+  it('deploys the ingestion workflow, running as the push account, calling the private ingestionStep function', () => {
+    const steps = ORCHESTRATOR_FUNCTIONS.filter((f) => f.kind === 'workflow-step').map((f) => f.name)
+    expect(steps).toEqual(['ingestionStep'])
+    const url = `<url of ${functionName('ingestionStep')}>`
+    const deploy = one(plan.commands, 'gcloud workflows deploy platform-ingestion ')
+    expect(deploy.split(' ')).toEqual(
+      expect.arrayContaining([`--location=${REGION}`, `--service-account=${PUSH_SA}`, `--project=${PROJECT}`, '--call-log-level=log-errors-only']),
+    )
+    expect(deploy).toContain(`--source=${join(REPO, 'infra/workflows/ingestion.yaml')}`)
+    expect(deploy).toContain(`'--set-env-vars=STEP_URL=${url}'`)
+    one(plan.commands, 'gcloud pubsub topics create ingestion-requested ')
+    expect(plan.commands.filter((c) => c.includes('roles/workflows.invoker'))).toHaveLength(1)
+  })
+
+  it("the workflow takes the ingestion's steps in the code's order, retrying failures but not a 400 or 404", () => {
+    const wf = parseYaml(readFileSync(join(REPO, 'infra/workflows/ingestion.yaml'), 'utf8')) as Record<string, { steps: unknown[] }>
+    const text = JSON.stringify(wf)
+    expect(Object.keys(wf).sort()).toEqual(['main', 'take_step', 'worth_retrying'])
+    const init = JSON.stringify(wf.main!.steps[0])
+    expect(init).toContain(JSON.stringify(INGESTION_STEPS))
+    expect(text).toContain('"predicate":"${worth_retrying}"')
+    expect(text).toContain('"type":"OIDC"')
+    expect(text).toContain('sys.get_env(\\"STEP_URL\\")')
   })
 
   it('creates the three service accounts and grants the runtime account use of the Batch account only', () => {

@@ -6,7 +6,8 @@ describe('configuration', () => {
     const config = loadConfig({})
     expect(config.gcpProject).toBe('platform-local')
     expect(config.oidc).toBeUndefined()
-    expect(config.topics).toEqual({ runRequested: 'run-requested', jobStatus: 'batch-job-status' })
+    expect(config.topics).toEqual({ runRequested: 'run-requested', jobStatus: 'batch-job-status', ingestionRequested: 'ingestion-requested' })
+    expect(config.ingestion).toEqual({ runner: 'workflows', workflow: 'projects/platform-local/locations/europe-west4/workflows/platform-ingestion' })
   })
 
   it.each([
@@ -17,6 +18,8 @@ describe('configuration', () => {
     [{ OIDC_ISSUER: 'https://idp.example.org', OIDC_CLIENT_ID: 'c', OIDC_AUDIENCE: 'a', OIDC_ALGORITHMS: 'RS256,none' }, /OIDC_ALGORITHMS/],
     [{ OIDC_ISSUER: 'https://idp.example.org', OIDC_CLIENT_ID: 'c', OIDC_AUDIENCE: 'a', OIDC_ALGORITHMS: 'HS256' }, /OIDC_ALGORITHMS/],
     [{ BATCH_BACKEND: 'local' }, /LOCAL_WORK_ROOT/],
+    [{ INGESTION_RUNNER: 'lambda' }, /INGESTION_RUNNER/],
+    [{ INGESTION_WORKFLOW: 'Not A Workflow' }, /INGESTION_WORKFLOW/],
     [{ STORAGE_BACKEND: 'local' }, /LOCAL_STORAGE_ROOT/],
     [{ BATCH_BACKEND: 'kubernetes' }, /BATCH_BACKEND/],
     [{ COLLECTION_PREFIX: 'Runs!' }, /COLLECTION_PREFIX/],
