@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
@@ -10,14 +10,12 @@ import { freeBasePort, spawnLocalSuite, type SpawnedSuite } from '../support/sui
 /**
  * The whole clinical path on the local suite, as a laboratory walks it, through the public HTTP
  * API, the CLI and a browser only: a family and its samples, their FASTQ files uploaded through
- * signed addresses, a trio order signed and its samplesheet, a run for the order submitted and
- * watched to success with the CLI, a draft report for the order, a review comment resolved by a
- * second person, a snapshot, the reviewer's signature in the browser (with a fresh authentication
- * at the identity provider), the printable report, and the audit log of the order and the report,
- * every event there and every hash link verified.
- *
- * Not yet here (TODO in step 4): the trio-local pipeline, the order's variant cache built from its
- * VCF, and the two classified variants of the report. They come with the variant cache (issue 10).
+ * signed addresses, a trio order signed and its samplesheet, the trio-local pipeline run for the
+ * order with the CLI and its VCF ingested into the order's variant cache, a draft report with the
+ * proband's de novo variant and a second one classified, a review comment resolved by a second
+ * person, a snapshot, the reviewer's signature in the browser (with a fresh authentication at the
+ * identity provider), the printable report, and the audit log of the order and the report, every
+ * event there and every hash link verified.
  */
 const CHROMIUM = '/usr/bin/chromium'
 
@@ -141,32 +139,76 @@ describe('the whole clinical path, end to end on the local suite', () => {
     expect(rows).toHaveLength(4)
     expect(rows[1]).toContain(`S-${tag}-PROBAND,1,gs://${s.bucket_name}/e2e/S-${tag}-PROBAND_R1.fastq.gz`)
 
-    // 4. A run for the order, submitted and watched to its end with the CLI, logged in as the seeded admin.
-    // TODO(i10 variant cache): submit `trio-local` here instead of `hello-local`. Once the variant cache
-    // is merged, the trio-local ingestion must provide, for this order, a ready cache build (GET
-    // {variant_cache}/orders/{order}/status → ready) whose variants the report service reads with
-    // VariantCacheStore.getVariant(project, order, variant id) through cacheVariantSource
-    // (domain/reports/variant-source.ts): at least the proband's de novo SCN2A variant (het in the
-    // proband, hom_ref in both parents) and a second variant with a gene, each with its three calls
-    // under the order's sample external ids and roles. Then step 5 adds both to the draft with
-    // classifications, and the report's audit history below gains two report.variant_added.
+    // 4. The samplesheet into the bucket and trio-local for the order, both with the CLI (logged in as
+    //    the seeded admin); the run's success ingests its VCF into the order's variant cache.
     const cli = (args: string[], input?: string) => runCli(args, { configDir: home, input, timeoutMs: 60_000 })
-    for (const service of ['admin', 'compute']) expect((await cli(['config', 'set', `${service}_url`, s.services[service]!])).code).toBe(0)
+    for (const service of ['admin', 'compute', 'files']) expect((await cli(['config', 'set', `${service}_url`, s.services[service]!])).code).toBe(0)
     const login = await cli(['login', '--email', s.user.email, '--password-stdin'], s.user.password)
     expect(login.code, login.stderr).toBe(0)
-    const run = await cli(['runs', 'submit', 'hello-local', '--order', order.accession, '--watch', '--interval', '0.5'])
+    const sheetFile = join(home, `${order.accession}.csv`)
+    await writeFile(sheetFile, sheet)
+    const upload = await cli(['files', 'upload', sheetFile, `samplesheets/${order.accession}.csv`])
+    expect(upload.code, upload.stderr).toBe(0)
+    const run = await cli([
+      'runs',
+      'submit',
+      'trio-local',
+      '--order',
+      order.accession,
+      '--param',
+      `samplesheet=gs://${s.bucket_name}/samplesheets/${order.accession}.csv`,
+      '--watch',
+      '--interval',
+      '0.5',
+    ])
     expect(run.code, run.stdout + run.stderr).toBe(0)
     expect(run.stdout).toMatch(/succeeded/i)
     const runs = await api('compute', 'GET', `/runs?order_id=${order.accession}`)
     expect(runs.map((r: { status: string }) => r.status)).toEqual(['succeeded'])
+    let cache: any
+    for (const deadline = Date.now() + 45_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
+      cache = await api('variant_cache', 'GET', `/orders/${order.accession}/status`)
+      if (['ready', 'failed'].includes(cache.status)) break
+    }
+    expect(cache).toMatchObject({ status: 'ready', ingestion: { trigger: 'run', run_id: runs[0].id, sample_mismatch: null } })
+    // The proband's de novo call (het, both parents hom_ref), and a second variant the proband carries in a gene.
+    const [denovo] = await api(
+      'variant_cache',
+      'GET',
+      `/orders/${order.accession}/variants?gene=SCN2A&zygosity=proband:het,mother:hom_ref,father:hom_ref`,
+    )
+    expect(denovo.calls.map((c: { role: string; sample: string; genotype: string }) => `${c.role}:${c.sample}:${c.genotype}`)).toEqual([
+      `proband:S-${tag}-PROBAND:0/1`,
+      `mother:S-${tag}-MOTHER:0/0`,
+      `father:S-${tag}-FATHER:0/0`,
+    ])
+    const carried = await api('variant_cache', 'GET', `/orders/${order.accession}/variants?zygosity=proband:alt&filter=PASS&page_size=50`)
+    const second = carried.find((v: { id: string; genes: string[] }) => v.id !== denovo.id && v.genes.length > 0)
+    expect(second).toBeDefined()
 
-    // 5. A draft report for the order (the variants of its cache come with the trio-local ingestion: see the TODO above); then to review.
+    // 5. A draft report for the order with both variants classified; then to review.
     const report = await api('reports', 'POST', '/reports', {
       order_id: order.accession,
       summary: 'Trio genome sequencing for epileptic encephalopathy.',
       conclusion: 'Positive: a de novo pathogenic variant in SCN2A explains the phenotype.',
     })
     expect(report).toMatchObject({ status: 'draft', order_id: order.id, available_transitions: expect.arrayContaining(['in_review']) })
+    const added = await api('reports', 'POST', `/reports/${report.id}/variants`, {
+      variant_id: denovo.id,
+      acmg_classification: 'pathogenic',
+      acmg_criteria: ['PS2', 'PM2_Supporting', 'PP3'],
+      inheritance: 'de_novo',
+      interpretation: 'De novo missense in SCN2A, consistent with the phenotype.',
+    })
+    expect(added).toMatchObject({ variant_id: denovo.id, in_cache: true, variant: { genes: ['SCN2A'] } })
+    await api('reports', 'POST', `/reports/${report.id}/variants`, {
+      variant_id: second.id,
+      acmg_classification: 'uncertain_significance',
+      include_in_report: false,
+    })
+    expect((await api('reports', 'GET', `/reports/${report.id}/variants`)).map((v: { variant_id: string }) => v.variant_id).sort()).toEqual(
+      [denovo.id, second.id].sort(),
+    )
     await api('reports', 'POST', `/reports/${report.id}/transition`, { to: 'in_review' })
 
     // 7. The reviewer (a second person) asks in a review comment, which blocks signing, and resolves it.
@@ -202,12 +244,18 @@ describe('the whole clinical path, end to end on the local suite', () => {
     await page.goto(signoff)
     await signIn(page, s.reviewer, signoff)
     expect((await page.locator('#sha256').innerText()).trim()).toBe(snapshot.sha256)
+    // What will be signed: the included variant with its classification; the excluded one is counted, not shown.
+    const shown = await page.locator('body').innerText()
+    expect(shown).toContain('SCN2A')
+    expect(shown).toMatch(/pathogenic/i)
     await page.check('input[name=confirm]')
     await page.click('#sign')
     await signIn(page, s.reviewer, `${s.services.reports}/${report.id}/signoff/signed`)
     expect(await page.locator('#status').innerText()).toContain('Signed')
     await page.click('#print')
-    expect(await page.locator('body').innerText()).toContain(snapshot.sha256)
+    const printed = await page.locator('body').innerText()
+    expect(printed).toContain(snapshot.sha256)
+    expect(printed).toContain('SCN2A')
     await context.close()
     const signed = await api('reports', 'GET', `/reports/${report.id}`)
     expect(signed).toMatchObject({
@@ -224,6 +272,8 @@ describe('the whole clinical path, end to end on the local suite', () => {
     expect(await history(`order:${order.id}`)).toEqual(expect.arrayContaining(['order.created', 'order.transitioned']))
     expect(await history(`report:${report.id}`)).toEqual([
       'report.created',
+      'report.variant_added',
+      'report.variant_added',
       'report.transitioned',
       'report.comment_added',
       'report.comment_resolved',
