@@ -7,9 +7,10 @@ import { defineConfig } from 'vitest/config'
  */
 export default defineConfig({
   test: {
-    // Two cores: files run two at a time; each has its own Google Cloud project id on the shared emulators.
+    // Two cores, but the tests mostly wait (on the emulators, on processes they start): three files
+    // at a time keep both cores busy. Each has its own Google Cloud project id on the shared emulators.
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     teardownTimeout: 30_000,
@@ -19,7 +20,8 @@ export default defineConfig({
         extends: true,
         test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'] },
       },
-      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+      // Each end-to-end file starts whole local suites (two emulator JVMs, every service): one at a time.
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], fileParallelism: false } },
     ],
   },
 })
