@@ -2,6 +2,7 @@ import type { Server } from 'node:http'
 import { getTestServer } from '@google-cloud/functions-framework/testing'
 import type { PubSub } from '@google-cloud/pubsub'
 import type { Config } from '../lib/config.js'
+import { isAlreadyExists } from '../lib/errors.js'
 import type { Logger } from '../lib/log.js'
 import { ORCHESTRATOR_FUNCTIONS } from '../orchestrator/functions.js'
 
@@ -18,7 +19,6 @@ export const RECONCILE_EVERY_MS = 30_000
 /** Passes run back to back while the previous one reports work left, at most this many before waiting for the next tick. */
 const MAX_CHAINED_PASSES = 20
 const ACK_DEADLINE_SECONDS = 60
-const ALREADY_EXISTS = 6
 
 export const subscriptionName = (topic: string, fn: string) => `${topic}--${fn}`
 
@@ -33,7 +33,7 @@ async function ignoreExisting(create: () => Promise<unknown>) {
     await create()
     return true
   } catch (err) {
-    if ((err as { code?: number }).code !== ALREADY_EXISTS) throw err
+    if (!isAlreadyExists(err)) throw err
     return false
   }
 }

@@ -59,7 +59,7 @@ export function isAlreadyExists(err: unknown): boolean {
 export function isContention(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false
   const { code, message } = err as { code?: unknown; message?: unknown }
-  if (code === 10 || code === 6) return true
+  if (code === 10 || isAlreadyExists(err)) return true
   return code === 3 && typeof message === 'string' && message.includes('Transaction is invalid or closed')
 }
 
