@@ -1,10 +1,9 @@
 import type { Server } from 'node:http'
-import { getTestServer } from '@google-cloud/functions-framework/testing'
 import type { PubSub } from '@google-cloud/pubsub'
 import type { Config } from '../lib/config.js'
 import { isAlreadyExists } from '../lib/errors.js'
 import type { Logger } from '../lib/log.js'
-import { ORCHESTRATOR_FUNCTIONS } from '../orchestrator/functions.js'
+import { ORCHESTRATOR_FUNCTIONS } from '../orchestrator/function-list.js'
 
 /**
  * The orchestrator's functions hosted as in the cloud: each registered functions-framework
@@ -115,6 +114,9 @@ export async function hostFunctions(opts: {
     timer.unref()
   }
   try {
+    // Loaded here, not at the top: the suite's main thread imports this module for its names and
+    // topics, and must not load the framework (see functions-thread.ts).
+    const { getTestServer } = await import('@google-cloud/functions-framework/testing')
     for (const fn of ORCHESTRATOR_FUNCTIONS) {
       const port = opts.ports[fn.name]
       if (port === undefined) throw new Error(`no port for the function ${fn.name}`)

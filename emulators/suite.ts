@@ -1,17 +1,13 @@
 import { mkdir } from 'node:fs/promises'
 import type { Server } from 'node:http'
-import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { createAdaptorServer } from '@hono/node-server'
 import { PubSub } from '@google-cloud/pubsub'
 import { SERVICES } from '../functions/services.js'
-import { createBatchBackend, LocalBatchExecutor } from '../lib/batch/index.js'
 import { loadConfig, type Config } from '../lib/config.js'
 import { LocalObjectStorage } from '../lib/storage.js'
 import { API_PREFIX } from '../lib/http.js'
 import { createKernel, type KernelDeps } from '../lib/kernel.js'
-import { orchestratorDeps } from '../orchestrator/deps.js'
-import { registerOrchestrator } from '../orchestrator/functions.js'
 import {
   acquireLock,
   cleanDataDir,
@@ -26,12 +22,14 @@ import {
   writeSuiteFile,
   type SuiteFile,
 } from './data-dir.js'
-import { ensureTopics, FUNCTION_NAMES, hostFunctions } from './functions.js'
+import { ensureTopics, FUNCTION_NAMES } from './functions.js'
+import { startFunctionsThread } from './functions-thread.js'
 import { forgetEmulators, recordEmulator, takeOverLeftovers } from './leftovers.js'
 import { platformOidcEnv, startOidcProvider } from './oidc/provider.js'
 import { emulatorCommand, startFirestoreEmulator, startPubsubEmulator, type RunningProcess } from './processes.js'
 import { allPorts, suitePorts } from './ports.js'
 import { runSeeders, SEED, seedBase } from './seed.js'
+import { closeServer, ensurePortFree, listen, PortInUseError } from './servers.js'
 import { createStorageServer } from './storage-server.js'
 
 export const LOCAL_GCP_PROJECT = 'platform-local'
@@ -60,38 +58,7 @@ export interface RunningSuite {
   stop(): Promise<void>
 }
 
-export class PortInUseError extends Error {
-  override name = 'PortInUseError'
-}
-
-async function ensurePortFree(port: number) {
-  await new Promise<void>((resolvePort, reject) => {
-    const srv = createServer()
-    srv.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        err.code === 'EADDRINUSE' ? new PortInUseError(`port ${port} on 127.0.0.1 is in use; stop what uses it or choose another --base-port`) : err,
-      ),
-    )
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolvePort()))
-  })
-}
-
-async function listen(server: Server, port: number, what: string) {
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new PortInUseError(`port ${port} for ${what} is in use; choose another --base-port`) : err),
-    )
-    server.listen(port, '127.0.0.1', () => resolveListen())
-  })
-}
-
-async function closeServer(server: Server) {
-  await new Promise<void>((resolveClose) => {
-    server.close(() => resolveClose())
-    // Keep-alive connections from clients would otherwise hold close() open.
-    server.closeAllConnections()
-  })
-}
+export { PortInUseError }
 
 export function suiteEnv(opts: {
   dataDir: string
@@ -250,18 +217,17 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     })
     cleanups.push(() => provider.stop())
 
-    const config: Config = loadConfig(
-      suiteEnv({
-        dataDir,
-        firestoreHost: firestore.host,
-        pubsubHost: pubsub.host,
-        signingKeyFile: signingKey.file,
-        storageUrl,
-        services: serviceUrls,
-        oidcEnv: platformOidcEnv(provider, oidcClient, LOCAL_OIDC_AUDIENCE),
-        quiet: opts.quiet,
-      }),
-    )
+    const env = suiteEnv({
+      dataDir,
+      firestoreHost: firestore.host,
+      pubsubHost: pubsub.host,
+      signingKeyFile: signingKey.file,
+      storageUrl,
+      services: serviceUrls,
+      oidcEnv: platformOidcEnv(provider, oidcClient, LOCAL_OIDC_AUDIENCE),
+      quiet: opts.quiet,
+    })
+    const config: Config = loadConfig(env)
 
     const kernels: KernelDeps[] = []
     const kernelFor = (name: string) => {
@@ -283,26 +249,15 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
     cleanups.push(() => queueClient.close())
     await ensureTopics(queueClient, [config.topics.runRequested, config.topics.jobStatus, config.topics.ingestionRequested])
 
-    // The functions first: a run accepted by the compute service is picked up as soon as it is published.
-    registerOrchestrator(orchestratorDeps(kernelFor('orchestrator')))
-    const functions = await hostFunctions({ config, pubsub: queueClient, ports: ports.functions, log: seedKernel.log, listen, close: closeServer })
+    // The functions first, in their own thread: a run accepted by the compute service is picked up as soon as it is published.
+    // Their jobs (the local executor's) run there too; any executor on the same work root, the compute service's included, can end them.
+    const functions = await startFunctionsThread({ env, ports: ports.functions })
     cleanups.push(() => functions.stop())
-
-    // Jobs of the local executor run in this process, whichever service or function started them;
-    // any executor on the same work root can end them all. Registered before the servers so it runs after they close.
-    const executor = createBatchBackend(config, { log: seedKernel.log, clock: seedKernel.clock, pubsub: queueClient })
-    cleanups.push(async () => {
-      if (executor instanceof LocalBatchExecutor) await executor.shutdown()
-    })
-    if (executor instanceof LocalBatchExecutor) {
-      // Jobs a previous process left unfinished (it crashed, or was stopped with jobs running): those not yet
-      // started start now, those that were running fail, and their runs follow through the usual events.
-      const { resumed, failed } = await executor.recover()
-      if (resumed.length + failed.length) {
-        say(
-          `jobs left unfinished by the previous start: ${resumed.length} not yet started (starting now), ${failed.length} running (failed: executor restarted)`,
-        )
-      }
+    const recovered = functions.recovered
+    if (recovered.resumed + recovered.failed) {
+      say(
+        `jobs left unfinished by the previous start: ${recovered.resumed} not yet started (starting now), ${recovered.failed} running (failed: executor restarted)`,
+      )
     }
 
     // Cloud Storage's part: the signed addresses the file service hands out point here.

@@ -1,6 +1,5 @@
 import { cloudEvent, http, type CloudEvent } from '@google-cloud/functions-framework'
 import { z } from 'zod'
-import type { Config } from '../lib/config.js'
 import { inLogScope } from '../lib/log.js'
 import { requestIdFrom } from '../lib/request-log.js'
 import { traceFrom, traceLogFields } from '../lib/trace.js'
@@ -12,18 +11,7 @@ import { eventLogScope } from './pubsub-event.js'
 import { reconcile } from './reconcile.js'
 import { onRunRequested } from './run-requested.js'
 
-/**
- * The orchestrator's Cloud Functions and what triggers each: a push subscription on a topic, an
- * HTTP call on a schedule (Cloud Scheduler, for the reconciler), or an HTTP call of a Cloud
- * Workflows step (an ingestion's steps). The local suite and infra/ read this list.
- */
-export const ORCHESTRATOR_FUNCTIONS = [
-  { name: 'runRequested', kind: 'cloudevent', topic: (c: Config) => c.topics.runRequested },
-  { name: 'jobStateChanged', kind: 'cloudevent', topic: (c: Config) => c.topics.jobStatus },
-  { name: 'ingestionRequested', kind: 'cloudevent', topic: (c: Config) => c.topics.ingestionRequested },
-  { name: 'reconcile', kind: 'http' },
-  { name: 'ingestionStep', kind: 'workflow-step' },
-] as const
+export { ORCHESTRATOR_FUNCTIONS } from './function-list.js'
 
 /**
  * What a reconcile call may ask (a JSON body, optional): `abandoned_before` makes every run

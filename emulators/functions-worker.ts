@@ -1,0 +1,57 @@
+import { parentPort, workerData } from 'node:worker_threads'
+import { PubSub } from '@google-cloud/pubsub'
+import { createBatchBackend, LocalBatchExecutor } from '../lib/batch/index.js'
+import { loadConfig } from '../lib/config.js'
+import { createKernel } from '../lib/kernel.js'
+import { orchestratorDeps } from '../orchestrator/deps.js'
+import { registerOrchestrator } from '../orchestrator/functions.js'
+import { hostFunctions } from './functions.js'
+import { closeServer, listen, PortInUseError } from './servers.js'
+import type { FromFunctions, FunctionsStart, ToFunctions } from './functions-thread.js'
+
+/**
+ * The orchestrator's functions of the local suite, in a thread of their own (functions-thread.ts):
+ * the functions-framework, its Node domains and the local executor's jobs live here; the services
+ * of the suite's main thread share none of it, as in the cloud they share no instance with them.
+ */
+
+if (!parentPort) throw new Error('functions-worker.ts runs as a worker thread (functions-thread.ts starts it)')
+const port = parentPort
+const post = (message: FromFunctions) => port.postMessage(message)
+const start = workerData as FunctionsStart
+
+const config = loadConfig(start.env)
+const kernel = createKernel(config, 'orchestrator')
+const pubsub = new PubSub({ projectId: config.gcpProject, apiEndpoint: config.pubsubEmulatorHost, emulatorMode: true })
+// Jobs of the local executor run in the thread that created them: this one, where the runRequested function makes them.
+const executor = createBatchBackend(config, { log: kernel.log, clock: kernel.clock, pubsub })
+
+async function main() {
+  registerOrchestrator(orchestratorDeps(kernel))
+  const functions = await hostFunctions({ config, pubsub, ports: start.ports, log: kernel.log, listen, close: closeServer })
+  let stopping: Promise<void> | undefined
+  port.on('message', (message: ToFunctions) => {
+    if (message.type === 'reconcile') functions.scheduleReconcile(message.body)
+    if (message.type === 'stop') {
+      stopping ??= (async () => {
+        await functions.stop()
+        if (executor instanceof LocalBatchExecutor) await executor.shutdown()
+        await pubsub.close()
+        await kernel.db.firestore.terminate()
+      })()
+      stopping.then(
+        () => post({ type: 'stopped' }),
+        (err: unknown) => post({ type: 'stopped', error: err instanceof Error ? err.message : String(err) }),
+      )
+    }
+  })
+  // Jobs a previous process left unfinished (it crashed, or was stopped with jobs running): those not yet
+  // started start now, those that were running fail, and their runs follow through the usual events.
+  const recovered = executor instanceof LocalBatchExecutor ? await executor.recover() : { resumed: [], failed: [] }
+  post({ type: 'ready', urls: functions.urls, resumed: recovered.resumed.length, failed: recovered.failed.length })
+}
+
+main().catch(async (err: unknown) => {
+  post({ type: 'failed', error: err instanceof Error ? err.message : String(err), portInUse: err instanceof PortInUseError })
+  await Promise.allSettled([pubsub.close(), kernel.db.firestore.terminate()])
+})
