@@ -326,11 +326,13 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     await next()
   })
   app.use('*', securityHeaders(deps.config))
-  // Limited before anything reads the body (chunked bodies are counted as they arrive).
-  app.use(
-    '*',
-    bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json({ detail: `the request body is larger than ${MAX_BODY_BYTES / MIB} MiB` }, 413) }),
-  )
+  // Limited before anything reads the body (chunked bodies are counted as they arrive). A GET or HEAD
+  // has no body to limit (a Request never carries one), and asking for it would build the whole Request.
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) => c.json({ detail: `the request body is larger than ${MAX_BODY_BYTES / MIB} MiB` }, 413),
+  })
+  app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)))
   // Registered before authentication, so that the route's documents join its second round trip.
   for (const p of opts.prefetch ?? []) {
     for (const path of p.paths) {
