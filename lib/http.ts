@@ -80,13 +80,15 @@ function presentedCredential(deps: KernelDeps, c: Context<AppEnv>): Presented {
 }
 
 /**
- * Resolves the caller and, when `projectId` is given, reads that project, in at most two
- * sequential round trips to Firestore whatever the credential, each one getAll:
+ * Resolves the caller and, when `projectId` is given, reads that project, in one round trip to
+ * Firestore for the credentials the platform issues, each one getAll:
  *  1. what the request itself names: the credential's document (its id is the SHA-256 of the
- *     value) and the project of X-Project-ID;
- *  2. what the credential names: the account with its role grants, the service key a service
- *     token was obtained with, and the documents the route declared (`prefetch`), so that the
- *     route's own record costs no third round trip. They are read only for a valid credential.
+ *     value), the project of X-Project-ID, and what the value names (lib/ids.ts newNamingSecret):
+ *     the account with its role grants, the service key a service token was obtained with, and
+ *     with them the documents the route declared (`prefetch`), so that the route's own record
+ *     costs no second round trip. They are handed to the route only for a valid credential.
+ *  2. only for a value that names nothing (one issued before values named their account) or names
+ *     records other than the credential's own: the account, the key and the route's documents.
  * An OIDC token is verified locally (the provider's keys are cached by jose); its account is found
  * by a query run beside one getAll of the project and the route's documents.
  * Nothing is kept from one request to the next: the credential, the account with its roles and
@@ -124,18 +126,29 @@ export async function resolvePrincipal(
     // count is read with the credential, and a guess (an unknown value) is counted.
     const guessKey = attemptKeys(c)
     const throttleRef = guessKey[0] ? deps.throttle.ref(guessKey[0]) : undefined
-    const [credentialSnap, projectSnap, throttleSnap] = await readBatch(deps.db.firestore, [credential.ref, projectRef, throttleRef])
+    // A value that names its account (lib/ids.ts newNamingSecret) has it read in the same batch, with
+    // a service token's key and the route's documents: one round trip in all.
+    const { named } = credential
+    const early = named.user ? wanted : []
+    const [credentialSnap, projectSnap, throttleSnap, namedUserSnap, namedKeySnap, ...earlyRecords] = await readBatch(deps.db.firestore, [
+      credential.ref,
+      projectRef,
+      throttleRef,
+      named.user,
+      named.key,
+      ...early,
+    ])
     deps.throttle.assertOpen([throttleSnap])
     const found = credential.check(credentialSnap!, now)
     if (!found.ok) {
       if (!credentialSnap?.exists && guessKey.length) await deps.throttle.failed(guessKey)
       throw unauthorized(found.reason)
     }
-    const [userSnap, keySnap, ...records] = await readBatch(deps.db.firestore, [
-      deps.access.userRef(found.record.userId),
-      found.record.key,
-      ...wanted,
-    ])
+    // The names are hints: used only when they are the credential's own account and key.
+    const namedRight = named.user?.id === found.record.userId && (!found.record.key || named.key?.id === found.record.key.id)
+    const [userSnap, keySnap, ...records] = namedRight
+      ? [namedUserSnap, found.record.key ? namedKeySnap : undefined, ...earlyRecords]
+      : await readBatch(deps.db.firestore, [deps.access.userRef(found.record.userId), found.record.key, ...wanted])
     if (keySnap) {
       const key = deps.tokens.keyActive(keySnap)
       if (!key.ok) throw unauthorized(key.reason)

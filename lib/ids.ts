@@ -7,6 +7,36 @@ export function newSecret(prefix: string, bytes = 32): string {
   return prefix + randomBytes(bytes).toString('base64url')
 }
 
+/** The random part of a platform credential: 32 bytes, 43 base64url characters. */
+const SECRET_CHARS = 43
+/** A UUID in 16 bytes: 22 base64url characters. */
+const NAMED_ID_CHARS = 22
+
+/**
+ * A credential's value that also names records by id (its account, a service token's key), after
+ * its random part: `plat_pat_<43 random><22 account id>`. The names are hints for reading the
+ * records in the same round trip as the credential itself; they are never trusted (the stored
+ * credential says whose it is, and a hint that disagrees is ignored). An id that is not a UUID is
+ * not named.
+ */
+export function newNamingSecret(prefix: string, ids: readonly string[]): string {
+  const named = ids.every((id) => UUID_RE.test(id)) ? ids.map((id) => Buffer.from(id.replaceAll('-', ''), 'hex').toString('base64url')) : []
+  return newSecret(prefix) + named.join('')
+}
+
+/** The ids a credential's value names (newNamingSecret), when it names exactly `count` of them; else none. */
+export function idsNamedBy(prefix: string, value: string, count: number): string[] {
+  if (value.length !== prefix.length + SECRET_CHARS + count * NAMED_ID_CHARS) return []
+  const ids: string[] = []
+  for (let i = 0; i < count; i++) {
+    const start = prefix.length + SECRET_CHARS + i * NAMED_ID_CHARS
+    const hex = Buffer.from(value.slice(start, start + NAMED_ID_CHARS), 'base64url').toString('hex')
+    if (hex.length !== 32) return []
+    ids.push(`${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`)
+  }
+  return ids
+}
+
 export const sha256 = (value: string | Buffer) => createHash('sha256').update(value).digest('hex')
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

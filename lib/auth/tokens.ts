@@ -1,12 +1,14 @@
 import { Timestamp, type DocumentReference, type DocumentSnapshot, type Transaction } from '@google-cloud/firestore'
 import { assertNever } from '../assert.js'
 import type { Db } from '../db.js'
-import { newId, newSecret, sha256, TOKEN_PREFIX } from '../ids.js'
+import { idsNamedBy, newId, newNamingSecret, sha256, TOKEN_PREFIX } from '../ids.js'
 
 /**
  * Bearer secrets the platform issues itself: personal access tokens, service-user access tokens
  * and browser sessions. Each is a random value with a recognizable prefix, shown once; Firestore
- * keeps only its SHA-256, as the document id, so a lookup is one read.
+ * keeps only its SHA-256, as the document id, so a lookup is one read. After the random part, the
+ * value names the account it was issued to (and a service token the key it was obtained with), so
+ * that a request reads them in the same round trip as the credential (lib/ids.ts newNamingSecret).
  */
 
 export interface PersonalTokenRecord {
@@ -55,6 +57,12 @@ export type Lookup<T> = { ok: true; record: T } | { ok: false; reason: string }
 export interface IssuedCredential {
   method: 'personal_token' | 'service_token' | 'session'
   ref: DocumentReference
+  /**
+   * The documents the value names (its account, a service token's key), to read with the credential
+   * in one batch; hints only: `check` says whose the credential is, and a named document that is not
+   * that one is not used. None for a value minted before values named them.
+   */
+  named: { user?: DocumentReference; key?: DocumentReference }
   check(snap: DocumentSnapshot, now: Date): Lookup<{ userId: string; credentialId: string; key?: DocumentReference }>
 }
 
@@ -64,7 +72,7 @@ export class TokenStore {
   constructor(private readonly db: Db) {}
 
   private mintPersonal(input: { id?: string; userId: string; name: string; expiresAt: Date; now: Date }) {
-    const value = newSecret(TOKEN_PREFIX.personal)
+    const value = newNamingSecret(TOKEN_PREFIX.personal, [input.userId])
     const record: PersonalTokenRecord = {
       id: input.id ?? newId(),
       user_id: input.userId,
@@ -132,7 +140,7 @@ export class TokenStore {
   }
 
   private mintServiceToken(input: { userId: string; keyId: string; ttlSeconds: number; now: Date }) {
-    const value = newSecret(TOKEN_PREFIX.service)
+    const value = newNamingSecret(TOKEN_PREFIX.service, [input.userId, input.keyId])
     const expires = new Date(input.now.getTime() + input.ttlSeconds * 1000)
     const record: ServiceTokenRecord = {
       user_id: input.userId,
@@ -172,22 +180,27 @@ export class TokenStore {
   /** The credential a Bearer token or session cookie carries, by its kind (its prefix). */
   credential(kind: 'personal' | 'service' | 'session', value: string): IssuedCredential {
     const id = sha256(value)
+    const users = this.db.col('users')
     switch (kind) {
       case 'personal': {
         const ref = this.db.col('personal_tokens').doc(id)
+        const [userId] = idsNamedBy(TOKEN_PREFIX.personal, value, 1)
         return {
           method: 'personal_token',
           ref,
+          named: { user: userId ? users.doc(userId) : undefined },
           check: (snap, now) => {
             const found = this.judgePersonal(ref, snap, now)
             return found.ok ? { ok: true, record: { userId: found.record.user_id, credentialId: found.record.id } } : found
           },
         }
       }
-      case 'service':
+      case 'service': {
+        const [userId, keyId] = idsNamedBy(TOKEN_PREFIX.service, value, 2)
         return {
           method: 'service_token',
           ref: this.db.col('service_tokens').doc(id),
+          named: userId && keyId ? { user: users.doc(userId), key: this.db.col('service_keys').doc(keyId) } : {},
           check: (snap, now) => {
             const found = this.judgeServiceToken(snap, now)
             if (!found.ok) return found
@@ -195,15 +208,19 @@ export class TokenStore {
             return { ok: true, record: { userId: user_id, credentialId: key_id, key: this.db.col('service_keys').doc(key_id) } }
           },
         }
-      case 'session':
+      }
+      case 'session': {
+        const [userId] = idsNamedBy(TOKEN_PREFIX.session, value, 1)
         return {
           method: 'session',
           ref: this.db.col('sessions').doc(id),
+          named: { user: userId ? users.doc(userId) : undefined },
           check: (snap, now) => {
             const found = this.judgeSession(snap, now)
             return found.ok ? { ok: true, record: { userId: found.record.user_id, credentialId: found.record.id } } : found
           },
         }
+      }
       default:
         return assertNever(kind)
     }
@@ -217,7 +234,7 @@ export class TokenStore {
     idToken?: string
     authTime?: Date
   }) {
-    const value = newSecret(TOKEN_PREFIX.session)
+    const value = newNamingSecret(TOKEN_PREFIX.session, [input.userId])
     const record: SessionRecord = {
       id: newId(),
       user_id: input.userId,
