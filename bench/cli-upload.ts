@@ -16,6 +16,11 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
  *
  *   cp            `cp` of the file (coreutils: copy_file_range, a copy inside the kernel)
  *   dd            `dd bs=4M` of the file: the same copy through user space (read, write)
+ *   sink          the bytes PUT by the same bare client to a bare node:http server in a process of its
+ *                 own that only counts them: what loopback HTTP between two Node processes can carry
+ *                 on this machine at all, whatever a storage server does with the bytes
+ *   sink+write    the same server writing the bytes to a file beside the copy (4 MiB writes): the
+ *                 most a storage server written in Node can take in, before any checksum
  *   PUT           the bytes PUT to a signed upload address by a bare node:http client, no checksum:
  *                 the transport's ceiling (loopback HTTP, the suite's storage server writing the file)
  *   upload        `platform files upload` (the binary): the file streamed with its CRC32C computed,
@@ -104,6 +109,47 @@ async function barePut(suite: SpawnedSuite, file: string, size: number, path: st
   )
 }
 
+/**
+ * A node:http server in a child process of its own that reads each request's body and answers 200:
+ * it counts the bytes, or (`file`) writes them there, 4 MiB at a time. Answers its port.
+ */
+const SINK_SERVER = `
+const { createServer } = require('node:http')
+const { openSync, writevSync, closeSync } = require('node:fs')
+const file = process.argv[1]
+createServer((req, res) => {
+  const fd = file ? openSync(file, 'w') : undefined
+  let chunks = [], held = 0, size = 0
+  const flush = () => { if (fd !== undefined && chunks.length) writevSync(fd, chunks); chunks = []; held = 0 }
+  req.on('data', (c) => { size += c.length; if (fd === undefined) return; chunks.push(c); held += c.length; if (held >= 4 << 20) flush() })
+  req.on('end', () => { flush(); if (fd !== undefined) closeSync(fd); res.end(String(size)) })
+}).listen(0, '127.0.0.1', function () { process.stdout.write(this.address().port + '\\n') })
+`
+
+async function sinkPut(file: string, size: number, writeTo?: string): Promise<number> {
+  const server = spawn(process.execPath, ['-e', SINK_SERVER, writeTo ?? ''], { stdio: ['ignore', 'pipe', 'inherit'] })
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      server.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())))
+      server.once('exit', (code) => reject(new Error(`the sink server exited (${code})`)))
+    })
+    return await timed(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const req = request({ host: '127.0.0.1', port, method: 'PUT', path: '/', headers: { 'content-length': size } }, (answer) => {
+            answer.resume()
+            answer.on('end', () => (answer.statusCode === 200 ? resolve() : reject(new Error(`the sink answered ${answer.statusCode}`))))
+          })
+          req.on('error', reject)
+          pipeline(createReadStream(file, { highWaterMark: 4 * 1024 * 1024 }), req).catch(reject)
+        }),
+    )
+  } finally {
+    server.kill()
+    if (writeTo) await rm(writeTo, { force: true })
+  }
+}
+
 async function main() {
   process.env.METADATA_SERVER_DETECTION ??= 'none'
   const dataDir = (started.dataDir = await mkdtemp(join(tmpdir(), 'platform-bench-cli-')))
@@ -142,9 +188,11 @@ async function main() {
   for (const [name, url] of Object.entries(suite.suite.services)) config[`${name}_url`] = url
   await writeFile(join(home, 'config.json'), JSON.stringify({ current_profile: 'local', profiles: { local: config } }))
 
-  const rows: Record<'cp' | 'dd' | 'put' | 'upload' | 'uploadWall' | 'download' | 'downloadWall', number[]> = {
+  const rows: Record<'cp' | 'dd' | 'sink' | 'sinkWrite' | 'put' | 'upload' | 'uploadWall' | 'download' | 'downloadWall', number[]> = {
     cp: [],
     dd: [],
+    sink: [],
+    sinkWrite: [],
     put: [],
     upload: [],
     uploadWall: [],
@@ -159,6 +207,8 @@ async function main() {
     await rm(copy)
     rows.dd.push(await timed(() => run('dd', [`if=${source}`, `of=${copy}`, 'bs=4M', 'status=none'])))
     await rm(copy)
+    rows.sink.push(await sinkPut(source, size))
+    rows.sinkWrite.push(await sinkPut(source, size, copy))
     rows.put.push(await barePut(suite, source, size, `bench/put-${round}.bin`))
     const up = await platform(['files', 'upload', source, `bench/upload-${round}.bin`], env)
     if (up.json.verified !== 'crc32c') throw new Error(`the upload was verified with ${up.json.verified}`)
@@ -172,7 +222,8 @@ async function main() {
     await rm(join(work, 'downloaded.bin'))
     for (const path of [`bench/put-${round}.bin`, `bench/upload-${round}.bin`]) await platform(['files', 'rm', path, '--yes'], env)
     process.stdout.write(
-      `round ${round}: cp ${fmt(rows.cp.at(-1)!, 2)} s, dd ${fmt(rows.dd.at(-1)!, 2)} s, PUT ${fmt(rows.put.at(-1)!, 2)} s, ` +
+      `round ${round}: cp ${fmt(rows.cp.at(-1)!, 2)} s, dd ${fmt(rows.dd.at(-1)!, 2)} s, sink ${fmt(rows.sink.at(-1)!, 2)} s, ` +
+        `sink+write ${fmt(rows.sinkWrite.at(-1)!, 2)} s, PUT ${fmt(rows.put.at(-1)!, 2)} s, ` +
         `upload ${fmt(rows.upload.at(-1)!, 2)} s (command ${fmt(rows.uploadWall.at(-1)!, 2)} s), download ${fmt(rows.download.at(-1)!, 2)} s (command ${fmt(rows.downloadWall.at(-1)!, 2)} s)\n`,
     )
   }
@@ -183,6 +234,8 @@ async function main() {
   const table: Array<[string, number]> = [
     ['cp (copy_file_range, in the kernel)', m.cp],
     ['dd bs=4M (through user space)', m.dd],
+    ['PUT to a Node server that only counts the bytes (loopback)', m.sink],
+    ['PUT to a Node server that writes them to a file', m.sinkWrite],
     ['PUT to a signed address, no checksum (transport ceiling)', m.put],
     ['platform files upload: the transfer, CRC32C checked', m.upload],
     ['platform files upload: the whole command', m.uploadWall],
@@ -211,6 +264,8 @@ async function main() {
     download_vs_cp: m.cp / m.download,
     upload_vs_dd: m.dd / m.upload,
     upload_vs_bare_put: m.put / m.upload,
+    loopback_ceiling_vs_cp: m.cp / m.sink,
+    node_write_ceiling_vs_cp: m.cp / m.sinkWrite,
     target_upload_vs_cp: TARGET_UPLOAD_VS_CP,
     target_met: m.cp / m.upload >= TARGET_UPLOAD_VS_CP,
   }

@@ -1,29 +1,55 @@
 // `npm test`: the lint (types, eslint, prettier, the OpenAPI documents) and every test tier at once.
-// The tests spend most of their time waiting on the emulators and the suites they start, so the
-// lint runs beside them on the idle core; its output is held back and printed whole at the end.
+// The tests spend most of their time waiting on the emulators and the suites they start, so three
+// things run side by side: the lint; the unit and integration tiers (three files at a time, on the
+// shared emulators); and the end-to-end tier, one file at a time (each starts whole local suites of
+// its own). In one vitest run the end-to-end files could only start once every other file had
+// ended (vitest runs files that may not run in parallel after all others), so they have a vitest
+// run of their own. The live output is the unit and integration run's; the lint's and the
+// end-to-end run's are held back and each printed whole when it ends.
+// With arguments (`npm test -- test/unit/lib`), it is the lint beside one `vitest run <arguments>`.
 import { spawn } from 'node:child_process'
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 const started = Date.now()
+const children = []
 
-const lint = spawn(npm, ['run', '--silent', 'lint'], { stdio: ['ignore', 'pipe', 'pipe'] })
-let lintOutput = ''
-lint.stdout.on('data', (d) => (lintOutput += d))
-lint.stderr.on('data', (d) => (lintOutput += d))
-const lintDone = new Promise((resolve) => lint.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
-
-const tests = spawn('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit' })
-const testsDone = new Promise((resolve) => tests.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))))
-
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    lint.kill(signal)
-    tests.kill(signal)
-  })
+/** A child whose output is held and printed whole at its end, unless `live`. */
+function job(name, command, args, { live = false } = {}) {
+  const child = spawn(command, args, { stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'] })
+  children.push(child)
+  let output = ''
+  if (!live) {
+    child.stdout.on('data', (d) => (output += d))
+    child.stderr.on('data', (d) => (output += d))
+  }
+  return new Promise((resolve) =>
+    child.on('close', (code, signal) => {
+      const status = code ?? (signal ? 1 : 0)
+      const seconds = Math.round((Date.now() - started) / 1000)
+      if (!live) process.stdout.write(`\n--- ${name}: ${status === 0 ? 'passed' : `FAILED (exit ${status})`} at ${seconds} s ---\n`)
+      resolve({ name, status, output })
+    }),
+  )
 }
 
-const [lintCode, testCode] = await Promise.all([lintDone, testsDone])
-process.stdout.write(`\n--- npm run lint ${lintCode === 0 ? 'passed' : `FAILED (exit ${lintCode})`} ---\n`)
-if (lintCode !== 0) process.stdout.write(lintOutput)
-process.stdout.write(`--- npm test: lint ${lintCode === 0 ? 'ok' : 'failed'}, tests ${testCode === 0 ? 'ok' : 'failed'}, ${Math.round((Date.now() - started) / 1000)} s ---\n`)
-process.exit(lintCode !== 0 || testCode !== 0 ? 1 : 0)
+const extra = process.argv.slice(2)
+const runs = [job('npm run lint', npm, ['run', '--silent', 'lint'])]
+if (extra.length) runs.push(job('vitest', 'npx', ['vitest', 'run', ...extra], { live: true }))
+else {
+  runs.push(job('vitest: unit and integration', 'npx', ['vitest', 'run', '--project', 'unit', '--project', 'integration'], { live: true }))
+  runs.push(
+    job('vitest: end to end', 'npx', ['vitest', 'run', '--project', 'e2e']).then((r) => {
+      // Printed as soon as it ends, failing or not: a reader sees the whole tier in one piece.
+      process.stdout.write(r.output)
+      return { ...r, printed: true }
+    }),
+  )
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => children.forEach((c) => c.kill(signal)))
+
+const results = await Promise.all(runs)
+for (const r of results) if (r.status !== 0 && r.name === 'npm run lint') process.stdout.write(r.output)
+const summary = results.map((r) => `${r.name} ${r.status === 0 ? 'ok' : 'failed'}`).join(', ')
+process.stdout.write(`--- npm test: ${summary}, ${Math.round((Date.now() - started) / 1000)} s ---\n`)
+process.exit(results.some((r) => r.status !== 0) ? 1 : 0)
