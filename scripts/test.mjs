@@ -4,8 +4,8 @@
 // shared emulators); and the end-to-end tier, one file at a time (each starts whole local suites of
 // its own). In one vitest run the end-to-end files could only start once every other file had
 // ended (vitest runs files that may not run in parallel after all others), so they have a vitest
-// run of their own. The live output is the unit and integration run's; the lint's and the
-// end-to-end run's are held back and each printed whole when it ends.
+// run of their own. The live output is the unit and integration run's; the end-to-end run's is
+// held back and printed whole at the end, and the lint's too when it failed.
 // With arguments (`npm test -- test/unit/lib`), it is the lint beside one `vitest run <arguments>`.
 import { spawn } from 'node:child_process'
 
@@ -37,19 +37,14 @@ const runs = [job('npm run lint', npm, ['run', '--silent', 'lint'])]
 if (extra.length) runs.push(job('vitest', 'npx', ['vitest', 'run', ...extra], { live: true }))
 else {
   runs.push(job('vitest: unit and integration', 'npx', ['vitest', 'run', '--project', 'unit', '--project', 'integration'], { live: true }))
-  runs.push(
-    job('vitest: end to end', 'npx', ['vitest', 'run', '--project', 'e2e']).then((r) => {
-      // Printed as soon as it ends, failing or not: a reader sees the whole tier in one piece.
-      process.stdout.write(r.output)
-      return { ...r, printed: true }
-    }),
-  )
+  runs.push(job('vitest: end to end', 'npx', ['vitest', 'run', '--project', 'e2e']))
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => children.forEach((c) => c.kill(signal)))
 
 const results = await Promise.all(runs)
-for (const r of results) if (r.status !== 0 && r.name === 'npm run lint') process.stdout.write(r.output)
+// The end-to-end run's output whole, failing or not; the lint's when it failed.
+for (const r of results) if (r.name === 'vitest: end to end' || r.status !== 0) process.stdout.write(`\n--- ${r.name} ---\n${r.output}`)
 const summary = results.map((r) => `${r.name} ${r.status === 0 ? 'ok' : 'failed'}`).join(', ')
 process.stdout.write(`--- npm test: ${summary}, ${Math.round((Date.now() - started) / 1000)} s ---\n`)
 process.exit(results.some((r) => r.status !== 0) ? 1 : 0)
