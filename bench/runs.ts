@@ -82,6 +82,7 @@ function summarize(name: string, r: { samples: Sample[]; seconds: number }) {
   }
 }
 
+const countBy = (xs: string[]) => [...xs.reduce((m, x) => m.set(x, (m.get(x) ?? 0) + 1), new Map<string, number>())]
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-')
 /** JSON has no NaN: a figure that could not be measured is null. */
 const num = (n: number, digits = 2) => (Number.isFinite(n) ? Number(n.toFixed(digits)) : null)
@@ -196,6 +197,7 @@ async function main() {
   for (const clients of [1, 10, 50]) {
     const total = Math.max(MIN_SUBMITS, clients * SUBMITS_PER_CLIENT)
     const ids: string[] = []
+    const refusals: string[] = []
     const r = await load(clients, total, async (i) => {
       const s = await timed(`${compute}/api/v1/runs`, {
         method: 'POST',
@@ -203,6 +205,7 @@ async function main() {
         body: JSON.stringify({ pipeline_id: pipelineId, params: {}, tags: ['bench', `c${clients}`, `n${i}`] }),
       })
       if (s.status === 201) ids.push((JSON.parse(s.body) as { id: string }).id)
+      else refusals.push(`${s.status} ${s.body.slice(0, 200)}`)
       return { ms: s.ms, status: s.status === 201 ? 200 : s.status }
     })
     const accepted = summarize('submit', r)
@@ -226,8 +229,11 @@ async function main() {
     process.stdout.write(
       `${String(clients).padStart(7)}  ${String(total).padStart(4)}  ${fmt(accepted.rps).padStart(10)}  ${fmt(accepted.p50).padStart(6)}  ${fmt(accepted.p99).padStart(6)}  ${fmt(jobsPerSecond).padStart(13)}  ${accepted.errors}${created.length < ids.length ? ` (${ids.length - created.length} jobs not created in time)` : ''}\n`,
     )
+    // What a refusal said, so that an error in the table can be told from another (contention, a timeout, a bug).
+    for (const [answer, count] of countBy(refusals)) process.stdout.write(`         ${count} × ${answer}\n`)
     submitRows.push({
       clients,
+      refusals: Object.fromEntries(countBy(refusals)),
       runs: total,
       accepted_per_s: num(accepted.rps, 1),
       p50_ms: num(accepted.p50, 1),
