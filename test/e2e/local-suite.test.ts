@@ -318,7 +318,13 @@ describe.sequential('the local suite (npm start)', () => {
       headers: { authorization: `Bearer ${second.suite.token}`, 'x-project-id': second.suite.project_id },
     })
     // The demo order, signed and then run (the trio demo) before the restart, keeps its status: it is not seeded again as a draft.
-    expect(((await orders.json()) as Array<{ status: string }>).map((o) => o.status)).toEqual(['in_progress'])
+    const listed = (await orders.json()) as Array<{ accession: string; status: string; created: string; samples: Array<{ sample_id: string }> }>
+    // Should this fail, the message names each order: which one was made, when, and of which samples.
+    const named = listed.map((o) => `${o.accession} ${o.status} created ${o.created} samples ${o.samples.map((s) => s.sample_id).join(',')}`)
+    expect(
+      listed.map((o) => o.status),
+      named.join('; '),
+    ).toEqual(['in_progress'])
     const run = await compute(second, `/runs/${runId}`)
     expect(run.status).toBe(200)
     expect(run.body.status).toBe('succeeded')
