@@ -94,7 +94,9 @@ async function waitFor(url: string, child: ChildProcess, name: string, timeoutMs
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} while starting:\n${out()}`)
     try {
-      const res = await fetch(url)
+      // Each attempt bounded: one that hangs (a process accepting connections before it answers) must not use up the deadline.
+      const res = await fetch(url, { signal: AbortSignal.timeout(Math.max(1, Math.min(5_000, deadline - Date.now()))) })
+      await res.body?.cancel()
       if (res.status < 500) return
     } catch {
       // not listening yet

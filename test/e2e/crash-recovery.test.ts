@@ -82,6 +82,9 @@ describe.sequential('the local suite after its process is killed with SIGKILL', 
         await expect.poll(async () => (await compute(first!, `/runs/${id}`)).body.status, { timeout: 30_000, interval: 250 }).toBe('running')
       }
       const outputOf = (id: string) => join(dataDir, 'buckets', first!.suite.bucket_name, 'runs', id)
+      // A job is running once its process is; the process writes its pid a moment later.
+      const pidWritten = (id: string) => existsSync(join(outputOf(id), 'pid')) && /^\d+\s*$/.test(readFileSync(join(outputOf(id), 'pid'), 'utf8'))
+      await expect.poll(() => long.filter((id) => !pidWritten(id)), { timeout: 10_000, interval: 100 }).toEqual([])
       const sleepers = long.map((id) => Number(readFileSync(join(outputOf(id), 'pid'), 'utf8')))
 
       // Runs at every stage of their way when the suite dies: just accepted, published, with a job, done.
