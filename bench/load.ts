@@ -77,7 +77,7 @@ async function main() {
     }
     const other = countBy(
       results.filter((r) => r.status !== 201),
-      (r) => (r.status ? String(r.status) : `request failed: ${r.error ?? 'unknown'}`),
+      (r) => (r.status ? `${r.status} ${r.error ?? ''}`.trim() : `request failed: ${r.error ?? 'unknown'}`),
     )
     const latencies = results
       .filter((r) => r.status !== 0)

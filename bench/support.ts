@@ -206,7 +206,7 @@ export async function benchSuite(prefix: string): Promise<BenchSuite> {
   return self
 }
 
-/** One POST /runs: the answer's status (0 when the request itself failed) and the run id when accepted. */
+/** One POST /runs: the answer's status (0 when the request itself failed), the run id when accepted, else what went wrong. */
 export async function submitRun(
   compute: string,
   headers: Record<string, string>,
@@ -215,7 +215,9 @@ export async function submitRun(
   try {
     const res = await fetch(`${compute}/api/v1/runs`, { method: 'POST', headers, body: JSON.stringify(body) })
     const text = await res.text()
-    return { status: res.status, id: res.status === 201 ? (JSON.parse(text) as { id: string }).id : undefined }
+    if (res.status === 201) return { status: res.status, id: (JSON.parse(text) as { id: string }).id }
+    // A refusal's detail, so that one 409 (a name taken, contention) can be told from another.
+    return { status: res.status, error: (JSON.parse(text) as { detail?: string }).detail ?? text.slice(0, 200) }
   } catch (err) {
     return { status: 0, error: err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err) }
   }

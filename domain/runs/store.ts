@@ -3,6 +3,7 @@ import type { AuditContext, AuditInput, AuditScope, AuditWriter } from '../../li
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
 import { conflict, isAlreadyExists, notFound } from '../../lib/errors.js'
+import { randomInt } from 'node:crypto'
 import { newId, sha256 } from '../../lib/ids.js'
 import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
 import { directReads, type DocReader } from '../../lib/reads.js'
@@ -164,18 +165,25 @@ export class RunStore {
    * concurrent submissions never wait on each other's locks (a read of the same keys inside each
    * transaction made 50 runs a second of one pipeline contend), and a lost create reads again. A
    * name claimed for a run that is then not created (an error after the claim) is a gap in the
-   * -2, -3 … sequence, never a shared name.
+   * -2, -3 … sequence, never a shared name. Within a batch of ten suffixes the numbers follow no
+   * order of submission.
    */
   private async claimName(projectId: string, runId: string, base: string, now: Timestamp): Promise<string> {
     const keyOf = (value: string) => ({ value, ref: this.db.col('run_names').doc(sha256(`${projectId}\n${value}`)) })
-    // The plain name first, then -2 … -11, -12 … -21, …: one batched read per try.
-    const batches = [[base], ...Array.from({ length: 100 }, (_, b) => Array.from({ length: 10 }, (_, i) => `${base}-${2 + 10 * b + i}`))]
+    // The plain name first, then -2 … -11, -12 … -31, -32 … -71, … (batches doubling up to 100 names): one batched read per try.
+    const batches: string[][] = [[base]]
+    for (let first = 2, size = 10; batches.length <= 100; first += size, size = Math.min(2 * size, 100)) {
+      batches.push(Array.from({ length: size }, (_, i) => `${base}-${first + i}`))
+    }
     for (const names of batches) {
       const candidates = names.map(keyOf)
       for (;;) {
         const snaps = await this.db.firestore.getAll(...candidates.map((c) => c.ref))
-        const free = candidates.find((_, i) => !snaps[i]!.exists)
-        if (!free) break
+        const frees = candidates.filter((_, i) => !snaps[i]!.exists)
+        if (!frees.length) break
+        // Any free name of the batch, not the first: submissions of the same second, which all read
+        // the same batch, then mostly claim different names instead of all racing for one.
+        const free = frees[randomInt(frees.length)]!
         try {
           await free.ref.create({ project_id: projectId, run_id: runId, created: now })
           return free.value
