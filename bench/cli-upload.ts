@@ -96,17 +96,19 @@ async function barePut(suite: SpawnedSuite, file: string, size: number, path: st
   })
   if (res.status !== 200) throw new Error(`POST /files/upload-url answered ${res.status}`)
   const signed = (await res.json()) as { url: string; headers: Record<string, string> }
-  return timed(
-    () =>
-      new Promise<void>((resolve, reject) => {
-        const req = request(signed.url, { method: 'PUT', headers: { ...signed.headers, 'content-length': size } }, (answer) => {
-          answer.resume()
-          answer.on('end', () => (answer.statusCode === 200 ? resolve() : reject(new Error(`PUT answered ${answer.statusCode}`))))
-        })
-        req.on('error', reject)
-        pipeline(createReadStream(file, { highWaterMark: 4 * 1024 * 1024 }), req).catch(reject)
-      }),
-  )
+  return timed(() => putFile(signed.url, signed.headers, file, size))
+}
+
+/** The file PUT to `url` by a bare node:http client, in 4 MiB reads, no checksum; resolves on a 200. */
+function putFile(url: string, headers: Record<string, string>, file: string, size: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const req = request(url, { method: 'PUT', headers: { ...headers, 'content-length': size } }, (answer) => {
+      answer.resume()
+      answer.on('end', () => (answer.statusCode === 200 ? resolve() : reject(new Error(`PUT ${url} answered ${answer.statusCode}`))))
+    })
+    req.on('error', reject)
+    pipeline(createReadStream(file, { highWaterMark: 4 * 1024 * 1024 }), req).catch(reject)
+  })
 }
 
 /**
@@ -133,17 +135,7 @@ async function sinkPut(file: string, size: number, writeTo?: string): Promise<nu
       server.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())))
       server.once('exit', (code) => reject(new Error(`the sink server exited (${code})`)))
     })
-    return await timed(
-      () =>
-        new Promise<void>((resolve, reject) => {
-          const req = request({ host: '127.0.0.1', port, method: 'PUT', path: '/', headers: { 'content-length': size } }, (answer) => {
-            answer.resume()
-            answer.on('end', () => (answer.statusCode === 200 ? resolve() : reject(new Error(`the sink answered ${answer.statusCode}`))))
-          })
-          req.on('error', reject)
-          pipeline(createReadStream(file, { highWaterMark: 4 * 1024 * 1024 }), req).catch(reject)
-        }),
-    )
+    return await timed(() => putFile(`http://127.0.0.1:${port}/`, {}, file, size))
   } finally {
     server.kill()
     if (writeTo) await rm(writeTo, { force: true })

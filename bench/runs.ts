@@ -5,6 +5,7 @@ import { Firestore } from '@google-cloud/firestore'
 import { freePort, groupGone, startProcess, type RunningProcess } from '../emulators/processes.js'
 import { TERMINAL, type RunStatus } from '../domain/runs/status.js'
 import { descendantsOf, freeBasePort, processTable, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../test/support/suite.js'
+import { countBy } from './support.js'
 
 /**
  * The runs benchmark (npm run bench). Starts the local suite in a child process, then prints:
@@ -82,7 +83,6 @@ function summarize(name: string, r: { samples: Sample[]; seconds: number }) {
   }
 }
 
-const countBy = (xs: string[]) => [...xs.reduce((m, x) => m.set(x, (m.get(x) ?? 0) + 1), new Map<string, number>())]
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-')
 /** JSON has no NaN: a figure that could not be measured is null. */
 const num = (n: number, digits = 2) => (Number.isFinite(n) ? Number(n.toFixed(digits)) : null)
@@ -230,10 +230,11 @@ async function main() {
       `${String(clients).padStart(7)}  ${String(total).padStart(4)}  ${fmt(accepted.rps).padStart(10)}  ${fmt(accepted.p50).padStart(6)}  ${fmt(accepted.p99).padStart(6)}  ${fmt(jobsPerSecond).padStart(13)}  ${accepted.errors}${created.length < ids.length ? ` (${ids.length - created.length} jobs not created in time)` : ''}\n`,
     )
     // What a refusal said, so that an error in the table can be told from another (contention, a timeout, a bug).
-    for (const [answer, count] of countBy(refusals)) process.stdout.write(`         ${count} × ${answer}\n`)
+    const refused = countBy(refusals, (answer) => answer)
+    for (const [answer, count] of Object.entries(refused)) process.stdout.write(`         ${count} × ${answer}\n`)
     submitRows.push({
       clients,
-      refusals: Object.fromEntries(countBy(refusals)),
+      refusals: refused,
       runs: total,
       accepted_per_s: num(accepted.rps, 1),
       p50_ms: num(accepted.p50, 1),

@@ -307,8 +307,7 @@ export interface ServiceTag {
 
 /**
  * A route's declaration of the documents it will read, named from its path parameters, so that the
- * kernel reads them in the same getAll as the caller's account (the second round trip of
- * `resolvePrincipal`) and the route's store finds them in `c.var.reads`. They are handed to the
+ * kernel reads them in the same getAll as the caller's account (see `resolvePrincipal`) and the route's store finds them in `c.var.reads`. They are handed to the
  * route only after authentication and tenancy have passed. A hint only: a document not declared,
  * or declared under a path that does not match, is read when the route asks for it.
  */
@@ -346,7 +345,7 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     onError: (c) => c.json({ detail: `the request body is larger than ${MAX_BODY_BYTES / MIB} MiB` }, 413),
   })
   app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)))
-  // Registered before authentication, so that the route's documents join its second round trip.
+  // Registered before authentication, so that the route's documents join its round trip (see resolvePrincipal).
   for (const p of opts.prefetch ?? []) {
     for (const path of p.paths) {
       app.on(p.method.toUpperCase(), API_PREFIX + path.replaceAll(/\/{(.+?)}/g, '/:$1'), async (c, next) => {

@@ -1,9 +1,9 @@
+import { randomInt } from 'node:crypto'
 import { FieldPath, FieldValue, Timestamp, type DocumentSnapshot, type Query, type QuerySnapshot, type Transaction } from '@google-cloud/firestore'
 import type { AuditContext, AuditInput, AuditScope, AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
 import { conflict, isAlreadyExists, notFound } from '../../lib/errors.js'
-import { randomInt } from 'node:crypto'
 import { newId, sha256 } from '../../lib/ids.js'
 import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
 import { directReads, type DocReader } from '../../lib/reads.js'
@@ -165,8 +165,7 @@ export class RunStore {
    * concurrent submissions never wait on each other's locks (a read of the same keys inside each
    * transaction made 50 runs a second of one pipeline contend), and a lost create reads again. A
    * name claimed for a run that is then not created (an error after the claim) is a gap in the
-   * -2, -3 … sequence, never a shared name. Within a batch of ten suffixes the numbers follow no
-   * order of submission.
+   * -2, -3 … sequence, never a shared name. Within a batch the numbers follow no order of submission.
    */
   private async claimName(projectId: string, runId: string, base: string, now: Timestamp): Promise<string> {
     const keyOf = (value: string) => ({ value, ref: this.db.col('run_names').doc(sha256(`${projectId}\n${value}`)) })

@@ -181,14 +181,19 @@ export class TokenStore {
   credential(kind: 'personal' | 'service' | 'session', value: string): IssuedCredential {
     const id = sha256(value)
     const users = this.db.col('users')
+    const keys = this.db.col('service_keys')
+    /** The account a personal token or a session value names, if it names one. */
+    const namedUser = (prefix: string) => {
+      const [userId] = idsNamedBy(prefix, value, 1)
+      return { user: userId ? users.doc(userId) : undefined }
+    }
     switch (kind) {
       case 'personal': {
         const ref = this.db.col('personal_tokens').doc(id)
-        const [userId] = idsNamedBy(TOKEN_PREFIX.personal, value, 1)
         return {
           method: 'personal_token',
           ref,
-          named: { user: userId ? users.doc(userId) : undefined },
+          named: namedUser(TOKEN_PREFIX.personal),
           check: (snap, now) => {
             const found = this.judgePersonal(ref, snap, now)
             return found.ok ? { ok: true, record: { userId: found.record.user_id, credentialId: found.record.id } } : found
@@ -200,27 +205,25 @@ export class TokenStore {
         return {
           method: 'service_token',
           ref: this.db.col('service_tokens').doc(id),
-          named: userId && keyId ? { user: users.doc(userId), key: this.db.col('service_keys').doc(keyId) } : {},
+          named: userId && keyId ? { user: users.doc(userId), key: keys.doc(keyId) } : {},
           check: (snap, now) => {
             const found = this.judgeServiceToken(snap, now)
             if (!found.ok) return found
             const { user_id, key_id } = found.record
-            return { ok: true, record: { userId: user_id, credentialId: key_id, key: this.db.col('service_keys').doc(key_id) } }
+            return { ok: true, record: { userId: user_id, credentialId: key_id, key: keys.doc(key_id) } }
           },
         }
       }
-      case 'session': {
-        const [userId] = idsNamedBy(TOKEN_PREFIX.session, value, 1)
+      case 'session':
         return {
           method: 'session',
           ref: this.db.col('sessions').doc(id),
-          named: { user: userId ? users.doc(userId) : undefined },
+          named: namedUser(TOKEN_PREFIX.session),
           check: (snap, now) => {
             const found = this.judgeSession(snap, now)
             return found.ok ? { ok: true, record: { userId: found.record.user_id, credentialId: found.record.id } } : found
           },
         }
-      }
       default:
         return assertNever(kind)
     }
