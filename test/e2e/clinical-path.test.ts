@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { type Browser, type Page } from 'playwright-core'
+import { launchChromium } from '../support/browser.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../support/cli.js'
 import { freeBasePort, spawnLocalSuite, type SpawnedSuite } from '../support/suite.js'
@@ -17,7 +18,6 @@ import { freeBasePort, spawnLocalSuite, type SpawnedSuite } from '../support/sui
  * identity provider), the printable report, and the audit log of the order and the report, every
  * event there and every hash link verified.
  */
-const CHROMIUM = '/usr/bin/chromium'
 
 describe('the whole clinical path, end to end on the local suite', () => {
   let suite: SpawnedSuite
@@ -30,19 +30,7 @@ describe('the whole clinical path, end to end on the local suite', () => {
     home = await mkdtemp(join(tmpdir(), 'clinical-path-home-'))
     ;[suite, browser] = await Promise.all([
       spawnLocalSuite({ dataDir, basePort: await freeBasePort(), clean: true, timeoutMs: 150_000 }),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      }),
+      launchChromium(),
     ])
   }, 180_000)
 

@@ -1,35 +1,18 @@
-import { existsSync, mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { serve, type ServerType } from '@hono/node-server'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { launchChromium, SCREENSHOTS } from '../../support/browser.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SERVICES } from '../../../functions/services.js'
 import { testKernel } from '../../support/env.js'
 import { fetchDoc, label, operationsOf } from './openapi-doc.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const SCREENSHOTS = fileURLToPath(new URL('../../../.local/screenshots/', import.meta.url))
 const PAGE_TIMEOUT = 60_000
 
 let browser: Browser
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run 'bash scripts/ensure-chromium.sh' (npm test does it first)`)
-  mkdirSync(SCREENSHOTS, { recursive: true })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  browser = await launchChromium()
 })
 
 afterAll(async () => {

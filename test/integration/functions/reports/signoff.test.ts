@@ -1,6 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { type Browser, type Page } from 'playwright-core'
+import { launchChromium, SCREENSHOTS } from '../../../support/browser.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createKernel } from '../../../../lib/kernel.js'
 import { grant, seedToken, seedUser } from '../../../../domain/tenancy/seed.js'
@@ -16,26 +15,10 @@ import { call } from '../../../support/world.js'
  * reviewer opens the page, signs, authenticates again at the provider, and sees the signed report;
  * then each refusal, each a page that says why, and an audit event.
  */
-const CHROMIUM = '/usr/bin/chromium'
-const SCREENSHOTS = fileURLToPath(new URL('../../../../.local/screenshots/', import.meta.url))
 
 let browser: Browser
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run 'bash scripts/ensure-chromium.sh' (npm test does it first)`)
-  mkdirSync(SCREENSHOTS, { recursive: true })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()

@@ -1,0 +1,27 @@
+import { existsSync, mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { chromium, type Browser } from 'playwright-core'
+
+/** Debian's Chromium, which `npm test` installs first (scripts/ensure-chromium.sh). */
+export const CHROMIUM = '/usr/bin/chromium'
+/** Where the browser tests leave their screenshots and printouts for a human to look at (made on launch). */
+export const SCREENSHOTS = fileURLToPath(new URL('../../.local/screenshots/', import.meta.url))
+
+/** Headless Chromium as every browser test runs it: no sandbox, no GPU, nothing fetched in the background. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run 'bash scripts/ensure-chromium.sh' (npm test does it first)`)
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  })
+}
