@@ -7,7 +7,7 @@ import type { OrderRecord } from '../../domain/clinical/model.js'
 import type { OrderStatus } from '../../domain/clinical/order-status.js'
 import { isRefusal } from '../../domain/clinical/orders.js'
 import { clinicalStores } from '../../domain/clinical/stores.js'
-import { call, makeWorld, rand } from './world.js'
+import { apiFor, makeWorld, rand } from './world.js'
 
 /** A tenant (makeWorld) with the clinical-data service on the same emulators, and an `api` that calls it as the owner unless told. */
 export async function makeClinicalWorld() {
@@ -15,17 +15,7 @@ export async function makeClinicalWorld() {
   // A kernel of its own, so that its audit events say service 'clinical', on the world's Firestore.
   const deps = clinicalDeps(createKernel(world.deps.config, 'clinical', { firestore: world.deps.db.firestore }))
   const app = createClinicalApp(deps)
-  const api = (
-    method: string,
-    path: string,
-    opts: { token?: string; body?: unknown; project?: string | null; headers?: Record<string, string> } = {},
-  ) =>
-    call(app, method, `/api/v1${path}`, {
-      token: opts.token ?? world.owner.token,
-      body: opts.body,
-      project: opts.project === null ? undefined : (opts.project ?? world.project.id),
-      headers: opts.headers,
-    })
+  const api = apiFor(app, world)
   const bucket = world.project.bucket_name
   const fq = (name: string) => [`gs://${bucket}/fastq/${name}_R1.fastq.gz`, `gs://${bucket}/fastq/${name}_R2.fastq.gz`]
 

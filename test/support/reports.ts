@@ -8,7 +8,7 @@ import { clinicalStores } from '../../domain/clinical/stores.js'
 import type { CachedVariant, VariantSource } from '../../domain/reports/variant-source.js'
 import { reportsDeps, type ReportsDeps } from '../../functions/reports/deps.js'
 import { createReportsApp } from '../../functions/reports/service.js'
-import { call, makeWorld, rand } from './world.js'
+import { apiFor, makeWorld, rand } from './world.js'
 
 /**
  * An order's variant cache as the report service reads it, in memory: the tests put the variants
@@ -125,17 +125,7 @@ export async function makeReportsWorld(env: Record<string, string | undefined> =
   const kernel = createKernel(world.deps.config, 'reports', { firestore: world.deps.db.firestore })
   const deps: ReportsDeps = reportsDeps(kernel, cache)
   const app = createReportsApp(deps)
-  const api = (
-    method: string,
-    path: string,
-    opts: { token?: string; body?: unknown; project?: string | null; headers?: Record<string, string> } = {},
-  ) =>
-    call(app, method, `/api/v1${path}`, {
-      token: opts.token ?? world.owner.token,
-      body: opts.body,
-      project: opts.project === null ? undefined : (opts.project ?? world.project.id),
-      headers: opts.headers,
-    })
+  const api = apiFor(app, world)
 
   /** An in-progress trio order with `n` variants in its cache. */
   async function orderWithVariants(n = 2, project: ProjectRecord = world.project) {

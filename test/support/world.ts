@@ -76,4 +76,18 @@ export async function call(
   return { status: res.status, headers: res.headers, body }
 }
 
+/**
+ * Calls of `app` under /api/v1 as the world's owner in the world's project, unless told another
+ * token or project (`project: null` sends no X-Project-ID).
+ */
+export function apiFor(app: Hono<any>, world: { owner: { token: string }; project: { id: string } }) {
+  return (method: string, path: string, opts: { token?: string; body?: unknown; project?: string | null; headers?: Record<string, string> } = {}) =>
+    call(app, method, `/api/v1${path}`, {
+      token: opts.token ?? world.owner.token,
+      body: opts.body,
+      project: opts.project === null ? undefined : (opts.project ?? world.project.id),
+      headers: opts.headers,
+    })
+}
+
 export { createAdminApp }

@@ -2,7 +2,7 @@ import { afterAll } from 'vitest'
 import type { ComputeAdapters } from '../../../../functions/compute/deps.js'
 import { createComputeApp } from '../../../../functions/compute/service.js'
 import { pipelineId, PLATFORM_SCOPE } from '../../../../domain/pipelines/model.js'
-import { call, makeWorld } from '../../../support/world.js'
+import { apiFor, makeWorld } from '../../../support/world.js'
 import { localCompute } from '../../../support/compute.js'
 
 /**
@@ -23,17 +23,7 @@ export async function makeComputeWorld(adapters: Partial<ComputeAdapters> = {}) 
   })
 
   const platformId = (slug: string, version: string) => pipelineId(PLATFORM_SCOPE, slug, version)
-  const api = (
-    method: string,
-    path: string,
-    opts: { token?: string; body?: unknown; project?: string | null; headers?: Record<string, string> } = {},
-  ) =>
-    call(app, method, `/api/v1${path}`, {
-      token: opts.token ?? world.owner.token,
-      body: opts.body,
-      project: opts.project === null ? undefined : (opts.project ?? world.project.id),
-      headers: opts.headers,
-    })
+  const api = apiFor(app, world)
 
   /** Waits for `count` run.requested messages on the test subscription. */
   function receive(count: number, timeoutMs = 10_000): Promise<Array<{ data: unknown; attributes: Record<string, string> }>> {

@@ -3,7 +3,7 @@ import { SYSTEM_ACTOR } from '../../../../lib/audit.js'
 import type { ProjectRole } from '../../../../lib/auth/roles.js'
 import type { ObjectStorage } from '../../../../lib/storage.js'
 import { localFiles } from '../../../support/files.js'
-import { call, makeWorld } from '../../../support/world.js'
+import { apiFor, makeWorld } from '../../../support/world.js'
 
 describe('files', async () => {
   const world = await makeWorld()
@@ -19,12 +19,7 @@ describe('files', async () => {
   })
   afterAll(() => f.close())
   const bucket = world.project.bucket_name
-  const api = (method: string, path: string, opts: { token?: string; body?: unknown; project?: string | null } = {}) =>
-    call(f.app, method, `/api/v1${path}`, {
-      token: opts.token ?? world.owner.token,
-      body: opts.body,
-      project: opts.project === null ? undefined : (opts.project ?? world.project.id),
-    })
+  const api = apiFor(f.app, world)
   const put = (path: string, text: string, type = 'text/plain') => f.storage.write(bucket, path, text, type)
   const names = (body: Array<{ name: string }>) => body.map((e) => e.name)
   const auditOf = async (action: string) => {
