@@ -4,9 +4,8 @@ import { badRequest } from '../../lib/errors.js'
 import { sha256 } from '../../lib/ids.js'
 import { pageSizeOf, type Page, type PageQuery } from '../../lib/pagination.js'
 import type { Assembly } from './assembly.js'
-import type { TranscriptAnnotation } from './annotations.js'
 import { regionKeyRange } from './genome-order.js'
-import { ZYGOSITIES, type SampleCall, type VariantRecord, type VariantType, type Zygosity } from './records.js'
+import { ZYGOSITIES, type SampleCall, type VariantRecord, type Zygosity } from './records.js'
 
 /**
  * The variant cache of an order (DOMAIN.md, "Variants and the variant cache"): the variants of one
@@ -64,81 +63,35 @@ export type OrderVariantCall =
       allele_depths: null
     }
 
-/** The document of one variant of one build (Firestore `cache_variants/<build id>~<variant id>`). */
-export interface CacheVariantDoc {
+/**
+ * The document of one variant of one build (Firestore `cache_variants/<build id>~<variant id>`):
+ * the variant as the VCF record gave it (`VariantRecord`, its id as `variant_id`), with the order's
+ * calls in place of the VCF's samples.
+ */
+export interface CacheVariantDoc extends Omit<VariantRecord, 'id' | 'samples'> {
   project_id: string
   order_id: string
   build_id: string
   variant_id: string
-  id_type: 'vrs' | 'platform'
-  genome_order: string
-  assembly: Assembly | null
-  chrom: string
-  pos: number
-  end: number
-  ref: string
-  alt: string
-  variant_type: VariantType
-  qual: number | null
-  filter: string[]
   /** FILTER is PASS: the `filter=PASS` query is an equality. */
   pass: boolean
-  vcf_ids: string[]
-  svtype: string | null
-  svlen: number | null
-  mate: { chrom: string; pos: number } | null
-  genes: string[]
-  consequence: string | null
-  impact: string | null
-  transcript: string | null
-  hgvs_c: string | null
-  hgvs_p: string | null
-  annotations: TranscriptAnnotation[]
   calls: CachedCall[]
   /** Order samples whose call carries the ALT (het, hom_alt, hemi): GET /samples/{id}/variants, and the catalogue's counts. */
   carriers: string[]
   /** Of those, the homozygous or hemizygous ones. */
   hom_carriers: string[]
-  alt_index: number
-  alt_count: number
-  source_line: number
   /** zyg_proband, zyg_mother, …: the zygosity of the sample of each unique role, for the zygosity filters. */
   [zyg: `zyg_${string}`]: Zygosity | undefined
 }
 
 /** A variant of an order's active cache, as the variant-cache service and the report service read it. */
-export interface OrderVariant {
-  id: string
+export interface OrderVariant extends Omit<VariantRecord, 'samples' | 'genome_order'> {
   order_id: string
   build_id: string
-  id_type: 'vrs' | 'platform'
-  assembly: Assembly | null
-  chrom: string
-  pos: number
-  end: number
-  ref: string
-  alt: string
-  variant_type: VariantType
-  qual: number | null
-  filter: string[]
-  vcf_ids: string[]
-  svtype: string | null
-  svlen: number | null
-  mate: { chrom: string; pos: number } | null
-  genes: string[]
-  consequence: string | null
-  impact: string | null
-  transcript: string | null
-  hgvs_c: string | null
-  hgvs_p: string | null
-  annotations: TranscriptAnnotation[]
   /** Every order sample of the build (proband first), each with its call or `in_vcf: false`. */
   calls: OrderVariantCall[]
   /** The order's samples and roles as the build saw them. */
   roles: BuildSample[]
-  alt_index: number
-  alt_count: number
-  source_line: number
 }
 
 /** One sample's call of a variant, across the project's ready caches (GET /samples/{id}/variants). */

@@ -1,11 +1,9 @@
 import { FieldValue, type Query, type Timestamp } from '@google-cloud/firestore'
 import type { Db } from '../../lib/db.js'
 import type { Page, PageQuery } from '../../lib/pagination.js'
-import type { Assembly } from './assembly.js'
 import type { CacheVariantDoc } from './cache.js'
 import { genomePage } from './cache.js'
 import { regionKeyRange } from './genome-order.js'
-import type { VariantType } from './records.js'
 
 /**
  * The project's variant catalogue (the clinical-data service's GET /variants): every distinct
@@ -66,22 +64,9 @@ export interface ObservationCounts {
   homozygous: number
 }
 
-export interface CatalogueVariant {
+/** A catalogue entry as the API shows it: the summary, with the variant's id as `id`, and its counts. */
+export interface CatalogueVariant extends Omit<VariantSummary, 'variant_id' | 'genome_order'> {
   id: string
-  id_type: 'vrs' | 'platform'
-  assembly: Assembly | null
-  chrom: string
-  pos: number
-  end: number
-  ref: string
-  alt: string
-  variant_type: VariantType
-  svtype: string | null
-  genes: string[]
-  consequence: string | null
-  transcript: string | null
-  hgvs_c: string | null
-  hgvs_p: string | null
   observations: ObservationCounts
   /** The orders observing it (the detail only). */
   observed_in?: Array<{ order_id: string; accession: string; samples: string[]; homozygous: string[] }>
