@@ -270,7 +270,7 @@ async function assertSameOrigin(c: Context<AppEnv>): Promise<void> {
 
 /** Over HTTPS: the request's own scheme, or what a trusted proxy says it was. */
 function isHttps(c: Context, config: KernelDeps['config']): boolean {
-  if (new URL(c.req.url).protocol === 'https:') return true
+  if (c.req.url.startsWith('https:')) return true
   return config.trustedProxyHops > 0 && c.req.header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https'
 }
 

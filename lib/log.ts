@@ -19,10 +19,29 @@ export interface Logger {
 /** Where finished lines go: one JSON object, without its newline. */
 export type LogSink = (line: string, severity: Severity) => void
 
-/** Cloud Functions and Cloud Run parse JSON lines from both streams; warnings and errors go to stderr. */
+/**
+ * Cloud Functions and Cloud Run parse JSON lines from both streams; warnings and errors go to stderr.
+ * The lines of one turn of the event loop leave in one write per stream, at the end of that turn:
+ * standard output is a pipe there, a write to a pipe is a system call, and one per line was the
+ * largest part of the cost of a request's access line. Each stream keeps its lines in order, and
+ * what is pending is written before the process exits, however it exits.
+ */
+const pendingLines = { stdout: '', stderr: '' }
+let flushScheduled = false
+export function flushLogLines() {
+  flushScheduled = false
+  const { stdout, stderr } = pendingLines
+  pendingLines.stdout = pendingLines.stderr = ''
+  if (stdout) process.stdout.write(stdout)
+  if (stderr) process.stderr.write(stderr)
+}
+process.on('exit', flushLogLines)
 export const stdioSink: LogSink = (line, severity) => {
-  const stream = severity === 'WARNING' || severity === 'ERROR' ? process.stderr : process.stdout
-  stream.write(line + '\n')
+  pendingLines[severity === 'WARNING' || severity === 'ERROR' ? 'stderr' : 'stdout'] += line + '\n'
+  if (!flushScheduled) {
+    flushScheduled = true
+    setImmediate(flushLogLines)
+  }
 }
 
 /**

@@ -47,6 +47,8 @@ const SECRET_QUERY = /^(code|state|password|assertion|client_secret|sig|signatur
 
 /** The URL as an access line shows it: credentials in the query replaced, and no longer than 2048 characters. */
 export function loggableUrl(raw: string): string {
+  // Without a query there is nothing to redact, and no need to parse.
+  if (!raw.includes('?')) return raw.slice(0, URL_MAX)
   let url: URL
   try {
     url = new URL(raw)

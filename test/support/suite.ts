@@ -169,10 +169,19 @@ export async function spawnLocalSuite(opts: { dataDir: string; basePort: number;
   if (opts.clean) args.push('--clean')
   const spawnedAt = Date.now()
   const child = spawn('npx', args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
+  // The last 50,000 characters of what it wrote, kept as chunks: under load the services write an
+  // access line per request, and copying the whole tail at every chunk would cost the reader (a
+  // benchmark's load generator) more than its own requests.
+  const OUTPUT_KEPT = 50_000
+  const chunks: string[] = []
+  let kept = 0
   const collect = (d: Buffer) => {
-    output = (output + d.toString()).slice(-50_000)
+    const chunk = d.toString()
+    chunks.push(chunk)
+    kept += chunk.length
+    while (chunks.length > 1 && kept - chunks[0]!.length >= OUTPUT_KEPT) kept -= chunks.shift()!.length
   }
+  const output = () => chunks.join('').slice(-OUTPUT_KEPT)
   child.stdout!.on('data', collect)
   child.stderr!.on('data', collect)
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })))
@@ -197,10 +206,10 @@ export async function spawnLocalSuite(opts: { dataDir: string; basePort: number;
   const deadline = Date.now() + (opts.timeoutMs ?? 90_000)
   let suite: SuiteFile | undefined
   while (!suite) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the local suite exited while starting:\n${output}`)
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the local suite exited while starting:\n${output()}`)
     if (Date.now() > deadline) {
       kill()
-      throw new Error(`the local suite did not write ${suiteFile} in time:\n${output}`)
+      throw new Error(`the local suite did not write ${suiteFile} in time:\n${output()}`)
     }
     if (existsSync(suiteFile)) {
       const candidate = JSON.parse(readFileSync(suiteFile, 'utf8')) as SuiteFile
@@ -216,7 +225,7 @@ export async function spawnLocalSuite(opts: { dataDir: string; basePort: number;
     suite: found,
     basePort: opts.basePort,
     dataDir: opts.dataDir,
-    output: () => output,
+    output,
     descendants: () => descendantsOf(child.pid!),
     kill,
     async stop(signal = 'SIGINT', timeoutMs = 60_000) {

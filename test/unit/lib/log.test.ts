@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { describe, expect, it } from 'vitest'
-import { createLogger, currentLogScope, inLogScope, type Level, type LogSink } from '../../../lib/log.js'
+import { spawnSync } from 'node:child_process'
+import { describe, expect, it, vi } from 'vitest'
+import { createLogger, currentLogScope, inLogScope, stdioSink, type Level, type LogSink } from '../../../lib/log.js'
+import { repoRoot } from '../../support/suite.js'
 
 /** A logger whose lines are kept, parsed, for the test to read. */
 function capture(level: Level = 'debug', base: Record<string, unknown> = { service: 'test' }) {
@@ -135,5 +137,51 @@ describe('the log scope', () => {
     const { log, lines } = capture('debug', { service: 'test', component: 'base' })
     inLogScope({ fields: { component: 'scope', request_id: 'req-1' } }, () => log.info('x', { request_id: 'explicit' }))
     expect(lines[0]).toMatchObject({ component: 'scope', request_id: 'explicit' })
+  })
+})
+
+describe('the standard streams sink', () => {
+  it('writes the lines of one turn of the event loop in one write per stream, in order, warnings and errors to stderr', async () => {
+    const writes: Array<[string, string]> = []
+    const spy = (name: string) =>
+      vi.spyOn(process[name as 'stdout'], 'write').mockImplementation((chunk) => (writes.push([name, String(chunk)]), true))
+    const out = spy('stdout')
+    const err = spy('stderr')
+    try {
+      const log = createLogger('debug', { service: 'test' }, stdioSink)
+      log.info('one')
+      log.warn('two')
+      log.info('three')
+      log.error('four')
+      expect(writes).toEqual([])
+      await new Promise((r) => setImmediate(r))
+      const lines = (name: string) => writes.filter(([n]) => n === name).map(([, text]) => text)
+      expect(lines('stdout')).toHaveLength(1)
+      expect(lines('stderr')).toHaveLength(1)
+      expect(
+        lines('stdout')[0]!
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l).message),
+      ).toEqual(['one', 'three'])
+      expect(
+        lines('stderr')[0]!
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l).message),
+      ).toEqual(['two', 'four'])
+    } finally {
+      out.mockRestore()
+      err.mockRestore()
+    }
+  })
+
+  it('writes what is pending before the process exits, even by process.exit in the same turn', () => {
+    const script = `import { createLogger } from './lib/log.ts'
+const log = createLogger('info', {}); log.info('last words'); log.error('and an error'); process.exit(3)`
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, encoding: 'utf8' })
+    expect(r.status).toBe(3)
+    expect(JSON.parse(r.stdout).message).toBe('last words')
+    expect(JSON.parse(r.stderr.split('\n').find((l) => l.startsWith('{'))!).message).toBe('and an error')
   })
 })
