@@ -112,6 +112,18 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    files: ['lib/**/*.ts', 'domain/**/*.ts', 'functions/**/*.ts', 'orchestrator/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[property.name='var'][object.name=/^(c|ctx)$/]",
+          message: "Hono's c.var copies every variable of the request at each access: use c.get('name')",
+        },
+      ],
+    },
+  },
   ...boundaries,
   {
     files: ['cli/**/*.{ts,js}'],

@@ -104,7 +104,7 @@ export async function resolvePrincipal(
   const now = deps.clock.now()
   const presented = presentedCredential(deps, c)
   const projectRef = projectId ? deps.access.projectRef(projectId) : undefined
-  const wanted = c.var.reads.pending()
+  const wanted = c.get('reads').pending()
   let user: UserRecord | undefined
   let project: DocumentSnapshot | undefined
   let method: Principal['method']
@@ -118,7 +118,7 @@ export async function resolvePrincipal(
     ])
     user = linked
     project = snaps[0]
-    c.var.reads.keep(snaps)
+    c.get('reads').keep(snaps)
     method = 'oidc'
   } else {
     const { credential } = presented
@@ -155,7 +155,7 @@ export async function resolvePrincipal(
     }
     user = recordOf<UserRecord>(userSnap)
     project = projectSnap
-    c.var.reads.keep(records)
+    c.get('reads').keep(records)
     method = credential.method
     credentialId = found.record.credentialId
   }
@@ -185,7 +185,7 @@ export async function refuse<E extends AppEnv>(
   entity: { type: string; id: string },
 ): Promise<never> {
   const c = kernelContext(ctx)
-  const { audit, log } = c.var.deps
+  const { audit, log } = c.get('deps')
   await audit
     .record(auditContext(c), { action: 'access.denied', outcome: 'denied', ...scope, entity, change: { reason: why.reason } })
     .catch((error) => log.error('audit write failed', { error }))
@@ -231,7 +231,7 @@ export async function requireOrg<E extends AppEnv>(ctx: Context<E>, orgId: strin
 /** For routes that name the project in the path (the admin service): load it, then check like `requires`. */
 export async function loadProjectFor<E extends AppEnv>(ctx: Context<E>, id: string, permission: Permission): Promise<ProjectRecord> {
   const c = kernelContext(ctx)
-  const project = UUID_RE.test(id) ? await c.var.deps.access.getProject(id) : undefined
+  const project = UUID_RE.test(id) ? await c.get('deps').access.getProject(id) : undefined
   const principal = c.get('principal')
   // A project the caller cannot see at all is reported as absent, as if it did not exist.
   if (!project || !canInProject(principal, project, 'project.read')) throw notFound('project')
@@ -256,7 +256,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 async function assertSameOrigin(c: Context<AppEnv>): Promise<void> {
   if (SAFE_METHODS.has(c.req.method)) return
   const origin = c.req.header('origin')
-  if (origin && c.var.deps.config.publicOrigins.includes(origin)) return
+  if (origin && c.get('deps').config.publicOrigins.includes(origin)) return
   await refuse(
     c,
     {
@@ -264,7 +264,7 @@ async function assertSameOrigin(c: Context<AppEnv>): Promise<void> {
       detail: 'cross-origin request refused: a request made with the platform_session cookie must come from the platform itself',
     },
     {},
-    { type: 'session', id: c.var.principal.credentialId ?? '-' },
+    { type: 'session', id: c.get('principal').credentialId ?? '-' },
   )
 }
 
@@ -307,7 +307,7 @@ export interface ServiceTag {
 
 /**
  * A route's declaration of the documents it will read, named from its path parameters, so that the
- * kernel reads them in the same getAll as the caller's account (see `resolvePrincipal`) and the route's store finds them in `c.var.reads`. They are handed to the
+ * kernel reads them in the same getAll as the caller's account (see `resolvePrincipal`) and the route's store finds them in `c.get('reads')`. They are handed to the
  * route only after authentication and tenancy have passed. A hint only: a document not declared,
  * or declared under a path that does not match, is read when the route asks for it.
  */
@@ -349,7 +349,7 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   for (const p of opts.prefetch ?? []) {
     for (const path of p.paths) {
       app.on(p.method.toUpperCase(), API_PREFIX + path.replaceAll(/\/{(.+?)}/g, '/:$1'), async (c, next) => {
-        kernelContext(c).var.reads.want(p.docs(c.req.param(), deps))
+        kernelContext(c).get('reads').want(p.docs(c.req.param(), deps))
         await next()
       })
     }
@@ -394,7 +394,7 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
 
 /**
  * A sub-app for the routes of one first path segment, declared at module level and sharing the
- * validation hook; handlers find the service's dependencies in `c.var.deps`.
+ * validation hook; handlers find the service's dependencies in `c.get('deps')`.
  */
 export const resourceApp = <D extends KernelDeps = KernelDeps>() => new OpenAPIHono<AppEnv<D>>({ defaultHook })
 

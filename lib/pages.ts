@@ -77,7 +77,7 @@ export interface PageSession {
  * session counts against the client's address (lib/auth/throttle.ts), as on the API.
  */
 export async function pageSession<E extends AppEnv>(c: Context<E>): Promise<PageSession | undefined> {
-  const deps = c.var.deps as KernelDeps
+  const deps = c.get('deps') as KernelDeps
   const value = getCookie(c, SESSION_COOKIE)
   if (!value) return undefined
   // Session values are guessed no faster here than on the API: the client address is throttled alike.

@@ -7,10 +7,10 @@ import type { AdminEnv } from './deps.js'
 
 /** Whether the caller can see the organization at all: a member, someone with a project in it, or a platform administrator. */
 export async function orgVisible(c: Context<AdminEnv>, orgId: string): Promise<boolean> {
-  const p = c.var.principal
+  const p = c.get('principal')
   if (p.user.platform_admin || p.orgRoles.has(orgId)) return true
   if (!p.projectRoles.size || !UUID_RE.test(orgId)) return false
-  return (await c.var.deps.store.listProjects([...p.projectRoles.keys()], [])).some((pr) => pr.org_id === orgId)
+  return (await c.get('deps').store.listProjects([...p.projectRoles.keys()], [])).some((pr) => pr.org_id === orgId)
 }
 
 /**

@@ -55,7 +55,7 @@ export function toSample(s: SampleRecord): z.infer<typeof Sample> {
 }
 
 /** Whether the caller holds `permission` in the request's project. */
-export const canFor = (c: Context<ClinicalEnv>) => (permission: Permission) => canInProject(c.var.principal, c.var.project, permission)
+export const canFor = (c: Context<ClinicalEnv>) => (permission: Permission) => canInProject(c.get('principal'), c.get('project'), permission)
 
 /** Answers 403 (with its access.denied event) for a permission the caller lacks, as the route middleware does. */
 export async function deny(c: Context<ClinicalEnv>, permission: Permission): Promise<never> {
@@ -98,14 +98,14 @@ export function toOrder(c: Context<ClinicalEnv>, o: OrderRecord, runs?: Array<{ 
 }
 
 export function projectOf(c: Context<ClinicalEnv>): ClinicalProject {
-  const p = c.var.project
+  const p = c.get('project')
   return { id: p.id, org_id: p.org_id, bucket_name: p.bucket_name }
 }
 
 /** An assignee must be a user who can read the project's clinical data (400 naming the field otherwise). */
 export async function checkAssignee(c: Context<ClinicalEnv>, userId: string | null | undefined, field = 'assignee') {
   if (!userId) return
-  const user = UUID_RE.test(userId) ? await c.var.deps.access.getUser(userId) : undefined
-  const member = user && !user.disabled && canInProject({ user, method: 'personal_token', ...rolesFrom(user) }, c.var.project, 'clinical.read')
+  const user = UUID_RE.test(userId) ? await c.get('deps').access.getUser(userId) : undefined
+  const member = user && !user.disabled && canInProject({ user, method: 'personal_token', ...rolesFrom(user) }, c.get('project'), 'clinical.read')
   if (!member) throw badRequest(`${field}: user ${userId} is not a member of this project`)
 }

@@ -34,14 +34,14 @@ export const reportPrefetch: Array<Prefetch<ReportsDeps>> = (['get', 'post', 'pa
 }))
 
 /** Records as the API shows them, and the per-request helpers every report route uses. */
-export const canFor = (c: Context<ReportsEnv>) => (permission: Permission) => canInProject(c.var.principal, c.var.project, permission)
+export const canFor = (c: Context<ReportsEnv>) => (permission: Permission) => canInProject(c.get('principal'), c.get('project'), permission)
 
 export function projectOf(c: Context<ReportsEnv>): ReportProject {
-  return { id: c.var.project.id, org_id: c.var.project.org_id }
+  return { id: c.get('project').id, org_id: c.get('project').org_id }
 }
 
 export function callerRef(c: Context<ReportsEnv>): UserRef {
-  const u = c.var.principal.user
+  const u = c.get('principal').user
   return { id: u.id, name: u.name, ...(u.email ? { email: u.email } : {}) }
 }
 
@@ -51,7 +51,7 @@ export async function deny(c: Context<ReportsEnv>, refusal: Refusal): Promise<ne
     await requires(refusal.permission)(c as never, async () => undefined)
     throw new Error(`deny(${refusal.permission}) for a caller who holds it`)
   }
-  const p = c.var.project
+  const p = c.get('project')
   return refuse(c, refusal, { project_id: p.id, org_id: p.org_id }, { type: 'project', id: p.id })
 }
 
@@ -61,12 +61,12 @@ export async function orRefused<T>(c: Context<ReportsEnv>, result: T | Refusal):
 }
 
 export async function loadReport(c: Context<ReportsEnv>, id: string): Promise<ReportRecord> {
-  const report = await c.var.deps.reports.get(c.var.project.id, id, c.var.reads)
+  const report = await c.get('deps').reports.get(c.get('project').id, id, c.get('reads'))
   if (!report) throw notFound('report')
   return report
 }
 
-export const reportBase = (c: Context<ReportsEnv>) => publicBase(c, c.var.deps.config.reportsPublicUrl)
+export const reportBase = (c: Context<ReportsEnv>) => publicBase(c, c.get('deps').config.reportsPublicUrl)
 
 export function toReport(c: Context<ReportsEnv>, r: ReportRecord): z.infer<typeof Report> {
   const can = canFor(c)
@@ -104,7 +104,7 @@ export function toReport(c: Context<ReportsEnv>, r: ReportRecord): z.infer<typeo
     available_transitions: reportTransitions(r, can),
     sign_off:
       r.status === 'in_review'
-        ? { url: `${base}/signoff/`, blockers: blockersFor(r, { user: c.var.principal.user, can }).map(describeBlocker) }
+        ? { url: `${base}/signoff/`, blockers: blockersFor(r, { user: c.get('principal').user, can }).map(describeBlocker) }
         : null,
     print_url: `${base}/print`,
     created: iso(r.created)!,

@@ -12,7 +12,7 @@ import type { CacheStatus, Ingestion, VariantListQuery } from './schemas.js'
 
 /** An order of the request's project by id or accession; another project's is a 404, as if it did not exist. */
 export async function loadOrder(c: Context<VariantCacheEnv>, idOrAccession: string): Promise<OrderRecord> {
-  const order = await c.var.deps.orders.resolve(c.var.project.id, idOrAccession)
+  const order = await c.get('deps').orders.resolve(c.get('project').id, idOrAccession)
   if (!order) throw notFound('order')
   return order
 }

@@ -75,13 +75,13 @@ const cookieOptions = (c: Context<AdminEnv>, maxAge: number, path = '/'): Cookie
   httpOnly: true,
   sameSite: 'Lax',
   path,
-  secure: c.var.deps.login.secureCookies,
+  secure: c.get('deps').login.secureCookies,
   maxAge,
 })
-const callbackPath = (c: Context<AdminEnv>) => new URL(c.var.deps.login.redirectUri).pathname
+const callbackPath = (c: Context<AdminEnv>) => new URL(c.get('deps').login.redirectUri).pathname
 
 async function recordFailure(c: Context<AdminEnv>, who: string, reason: string, method: string) {
-  const { audit, log } = c.var.deps
+  const { audit, log } = c.get('deps')
   await audit
     .record(auditContext(c), {
       action: 'login.failed',
@@ -112,7 +112,7 @@ auth.openapi(
     },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const query = c.req.valid('query')
     const returnTo = safeReturnTo(query.return_to, deps.config.publicOrigins)
     const fresh = query.prompt !== undefined || query.max_age !== undefined
@@ -151,7 +151,7 @@ auth.openapi(
     },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const query = new URL(c.req.url).searchParams
     const boundState = getCookie(c, LOGIN_STATE_COOKIE)
     deleteCookie(c, LOGIN_STATE_COOKIE, cookieOptions(c, 0, callbackPath(c)))
@@ -222,7 +222,7 @@ auth.openapi(
     responses: { 204: { description: 'Logged out' } },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const value = getCookie(c, SESSION_COOKIE)
     deleteCookie(c, SESSION_COOKIE, cookieOptions(c, 0))
     const ended = value ? await deps.tokens.endSession(value) : undefined
@@ -257,7 +257,7 @@ auth.openapi(
     },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const { email, password } = c.req.valid('json')
     c.header('Cache-Control', 'no-store')
     const keys = attemptKeys(c, `password:${email}`)
@@ -302,7 +302,7 @@ auth.openapi(
   async (c) => {
     c.header('Cache-Control', 'no-store')
     try {
-      const { deps } = c.var
+      const deps = c.get('deps')
       const { user, tokens } = await deps.login.refresh(c.req.valid('json').refresh_token)
       // A new access token is a new credential in use: recorded like the login that started it.
       await deps.audit.record(userActor(user, auditContext(c).request, 'refresh_token'), {

@@ -37,7 +37,7 @@ const tokenRoute = createRoute({
 oauth.openapi(
   tokenRoute,
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const type = c.req.header('content-type') ?? ''
     const body = /^application\/x-www-form-urlencoded/i.test(type)
       ? c.req.valid('form')

@@ -31,8 +31,8 @@ export const listRoute = (path: '/orgs' | '/organizations') =>
 
 /** The organizations the caller belongs to, or has a project in (all of them for platform administrators). */
 export const listOrganizationsHandler: RouteHandler<ReturnType<typeof listRoute>, AdminEnv> = async (c) => {
-  const p = c.var.principal
-  const { store } = c.var.deps
+  const p = c.get('principal')
+  const { store } = c.get('deps')
   const ids = new Set<string>(p.orgRoles.keys())
   if (p.projectRoles.size) {
     const projects = await store.listProjects([...p.projectRoles.keys()], [])
@@ -50,7 +50,7 @@ export const listOrganizationsHandler: RouteHandler<ReturnType<typeof listRoute>
  * removes only roles up to their own (only owners make or unmake owners).
  */
 async function assertMayChangeOrgMember(c: Context<AdminEnv>, orgId: string, targetId: string, roles: OrgRole[]) {
-  const principal = c.var.principal
+  const principal = c.get('principal')
   const scope = { org_id: orgId }
   const entity = { type: 'org_member', id: targetId }
   if (targetId === principal.user.id) {
@@ -62,7 +62,7 @@ async function assertMayChangeOrgMember(c: Context<AdminEnv>, orgId: string, tar
     )
   }
   const granter = principal.orgRoles.get(orgId)
-  const target = await c.var.deps.access.getUser(targetId)
+  const target = await c.get('deps').access.getUser(targetId)
   const current = target?.grants?.orgs?.[orgId]
   const above = [...roles, ...(current ? [current] : [])].filter((r) => orgRoleAboveGranter(granter, r))
   if (above.length) {
@@ -93,7 +93,7 @@ organizations.openapi(
   }),
   async (c) => {
     const { id } = c.req.valid('param')
-    const org = UUID_RE.test(id) ? await c.var.deps.access.getOrg(id) : undefined
+    const org = UUID_RE.test(id) ? await c.get('deps').access.getOrg(id) : undefined
     if (!org || !(await orgVisible(c, org.id))) throw notFound('organization')
     return c.json(toOrganization(org), 200)
   },
@@ -110,8 +110,8 @@ organizations.openapi(
     responses: { 201: json(Organization, 'Created'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
-    const { deps } = c.var
-    const p = c.var.principal
+    const deps = c.get('deps')
+    const p = c.get('principal')
     if (!p.user.platform_admin) {
       await deps.audit.record(auditContext(c), {
         action: 'access.denied',
@@ -140,7 +140,7 @@ organizations.openapi(
   async (c) => {
     const { id } = c.req.valid('param')
     await orgFor(c, id, 'org.read')
-    const members = await c.var.deps.store.listOrgMembers(id)
+    const members = await c.get('deps').store.listOrgMembers(id)
     return c.json(
       members.map((m) => ({ user_id: m.user_id, email: m.user?.email, name: m.user?.name, kind: m.user?.kind ?? 'user', role: m.role })),
       200,
@@ -159,7 +159,7 @@ organizations.openapi(
     responses: { 200: json(OrgMember), ...commonErrors },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const { id } = c.req.valid('param')
     const body = c.req.valid('json')
     await orgFor(c, id, 'org.manage')
@@ -184,7 +184,7 @@ organizations.openapi(
     const { id, user_id } = c.req.valid('param')
     await orgFor(c, id, 'org.manage')
     await assertMayChangeOrgMember(c, id, user_id, [])
-    await c.var.deps.store.removeOrgMember(auditContext(c), id, user_id)
+    await c.get('deps').store.removeOrgMember(auditContext(c), id, user_id)
     return c.body(null, 204)
   },
 )
@@ -203,7 +203,7 @@ organizations.openapi(
     const { org_id } = c.req.valid('param')
     await orgFor(c, org_id, 'service_user.manage')
     const body = c.req.valid('json')
-    const user = await c.var.deps.serviceUsers.create(auditContext(c), { orgId: org_id, name: body.name, description: body.description })
+    const user = await c.get('deps').serviceUsers.create(auditContext(c), { orgId: org_id, name: body.name, description: body.description })
     return c.json(toServiceUser(user), 201)
   },
 )
@@ -222,7 +222,7 @@ organizations.openapi(
     const { org_id } = c.req.valid('param')
     await orgFor(c, org_id, 'org.read')
     const page = await paginate(
-      c.var.deps.serviceUsers.ofOrg(org_id),
+      c.get('deps').serviceUsers.ofOrg(org_id),
       { orderBy: [['created', 'asc']], filters: { org_id }, query: c.req.valid('query') },
       (d) => toServiceUser(d.data() as ServiceUserRecord),
     )

@@ -40,7 +40,7 @@ function assertSameOrg(user: UserRecord, project: ProjectRecord) {
  * nor demote or remove an owner). Refusals are 403 with an access.denied event.
  */
 async function assertMayChangeMember<E extends AppEnv>(c: Context<E>, project: ProjectRecord, target: UserRecord, roles: ProjectRole[]) {
-  const principal = c.var.principal
+  const principal = c.get('principal')
   const scope = { project_id: project.id, org_id: project.org_id }
   const entity = { type: 'project_member', id: target.id }
   if (target.id === principal.user.id) {
@@ -178,7 +178,7 @@ projects.openapi(
   }),
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('param').id, 'credentials.manage')
-    const updated = await c.var.deps.store.setCredentials(auditContext(c), project, c.req.valid('json').service_account_email)
+    const updated = await c.get('deps').store.setCredentials(auditContext(c), project, c.req.valid('json').service_account_email)
     return c.json(toCredentials(updated), 200)
   },
 )
@@ -196,7 +196,7 @@ projects.openapi(
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('param').id, 'credentials.manage')
     if (!project.credentials) throw noCredentials(project)
-    await c.var.deps.store.setCredentials(auditContext(c), project, null)
+    await c.get('deps').store.setCredentials(auditContext(c), project, null)
     return c.body(null, 204)
   },
 )
@@ -214,7 +214,7 @@ projects.openapi(
   }),
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('param').id, 'project.manage')
-    const updated = await c.var.deps.store.setLetterhead(auditContext(c), project, c.req.valid('json'))
+    const updated = await c.get('deps').store.setLetterhead(auditContext(c), project, c.req.valid('json'))
     return c.json(updated.letterhead!, 200)
   },
 )
@@ -232,7 +232,7 @@ projects.openapi(
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('param').id, 'project.manage')
     if (!project.letterhead) throw notFound('letterhead')
-    await c.var.deps.store.setLetterhead(auditContext(c), project, null)
+    await c.get('deps').store.setLetterhead(auditContext(c), project, null)
     return c.body(null, 204)
   },
 )
@@ -248,9 +248,9 @@ projects.openapi(
     responses: { 200: { ...json(z.array(Project)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const query = c.req.valid('query')
-    const projects = (await visibleProjects(deps.store, c.var.principal)).filter((p) => !query.org_id || p.org_id === query.org_id)
+    const projects = (await visibleProjects(deps.store, c.get('principal'))).filter((p) => !query.org_id || p.org_id === query.org_id)
     const page = paginateArray(projects, (p) => p.id, { filters: { org_id: query.org_id }, query })
     return pageResponse(c, { items: await withOrgs(deps.store, page.items), nextPageToken: page.nextPageToken })
   },
@@ -268,7 +268,7 @@ projects.openapi(
   }),
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('param').id, 'project.read')
-    return c.json(toProject(project, await c.var.deps.access.getOrg(project.org_id)), 200)
+    return c.json(toProject(project, await c.get('deps').access.getOrg(project.org_id)), 200)
   },
 )
 
@@ -283,7 +283,7 @@ projects.openapi(
     responses: { 201: json(Project, 'Created'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const body = c.req.valid('json')
     const org = await deps.access.getOrg(body.org_id)
     if (!org) throw notFound('organization')
@@ -311,7 +311,7 @@ projects.openapi(
   }),
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('param').id, 'project.read')
-    return c.json((await c.var.deps.store.listMembers(project.id)).map(toMember), 200)
+    return c.json((await c.get('deps').store.listMembers(project.id)).map(toMember), 200)
   },
 )
 
@@ -326,7 +326,7 @@ projects.openapi(
     responses: { 200: json(Member), ...commonErrors },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const project = await loadProjectFor(c, c.req.valid('param').id, 'members.manage')
     const body = c.req.valid('json')
     const user = body.email ? await deps.store.ensureUser(body.email) : await deps.store.getUser(body.user_id!)
@@ -352,7 +352,7 @@ projects.openapi(
     responses: { 200: json(Member), ...commonErrors },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const { id, user_id } = c.req.valid('param')
     const project = await loadProjectFor(c, id, 'members.manage')
     const user = await deps.store.getUser(user_id)
@@ -376,7 +376,7 @@ projects.openapi(
   }),
   async (c) => {
     const { id, user_id } = c.req.valid('param')
-    const { deps } = c.var
+    const deps = c.get('deps')
     const project = await loadProjectFor(c, id, 'members.manage')
     const user = await deps.store.getUser(user_id)
     if (user) await assertMayChangeMember(c, project, user, [])

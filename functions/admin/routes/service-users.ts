@@ -20,7 +20,7 @@ export const serviceUsers = resourceApp<AdminDeps>()
 
 /** A service user of an organization the caller belongs to (else 404, as if absent), in which they hold `permission` (else 403). */
 async function serviceUserFor(c: Context<AdminEnv>, id: string, permission: OrgPermission) {
-  const user = await c.var.deps.serviceUsers.get(id)
+  const user = await c.get('deps').serviceUsers.get(id)
   if (!user || !(await orgVisible(c, user.org_id))) throw notFound('service user')
   await requireOrg(c, user.org_id, permission)
   return user
@@ -38,7 +38,7 @@ serviceUsers.openapi(
   }),
   async (c) => {
     const user = await serviceUserFor(c, c.req.valid('param').id, 'org.read')
-    const { projectRoles } = await c.var.deps.access.rolesOf(user.id)
+    const { projectRoles } = await c.get('deps').access.rolesOf(user.id)
     return c.json({ ...toServiceUser(user), project_roles: Object.fromEntries(projectRoles) }, 200)
   },
 )
@@ -55,7 +55,7 @@ serviceUsers.openapi(
   }),
   async (c) => {
     const user = await serviceUserFor(c, c.req.valid('param').id, 'service_user.manage')
-    const updated = await c.var.deps.serviceUsers.update(auditContext(c), user, c.req.valid('json'))
+    const updated = await c.get('deps').serviceUsers.update(auditContext(c), user, c.req.valid('json'))
     return c.json(toServiceUser(updated), 200)
   },
 )
@@ -71,7 +71,7 @@ serviceUsers.openapi(
     responses: { 201: json(NewServiceKey, 'Created; the private key is in this response only'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const user = await serviceUserFor(c, c.req.valid('param').id, 'service_user.manage')
     const keyId = newId()
     const pair = await generateServiceKey(keyId)
@@ -96,7 +96,7 @@ serviceUsers.openapi(
   }),
   async (c) => {
     const user = await serviceUserFor(c, c.req.valid('param').id, 'service_user.manage')
-    return c.json((await c.var.deps.serviceUsers.listKeys(user.id)).map(toKey), 200)
+    return c.json((await c.get('deps').serviceUsers.listKeys(user.id)).map(toKey), 200)
   },
 )
 
@@ -113,7 +113,7 @@ serviceUsers.openapi(
   async (c) => {
     const { id, key_id } = c.req.valid('param')
     const user = await serviceUserFor(c, id, 'service_user.manage')
-    await c.var.deps.serviceUsers.revokeKey(auditContext(c), user, key_id)
+    await c.get('deps').serviceUsers.revokeKey(auditContext(c), user, key_id)
     return c.body(null, 204)
   },
 )

@@ -102,7 +102,7 @@ users.openapi(
     responses: { 200: json(Me), ...commonErrors },
   }),
   async (c) => {
-    const p = c.var.principal
+    const p = c.get('principal')
     return c.json(
       {
         id: p.user.id,
@@ -129,8 +129,8 @@ users.openapi(
     responses: { 200: json(DefaultContext), ...commonErrors },
   }),
   async (c) => {
-    const { deps } = c.var
-    const p = c.var.principal
+    const deps = c.get('deps')
+    const p = c.get('principal')
     const id = await deps.store.getDefaultProject(p.user.id)
     const visible = id ? (await visibleProjects(deps.store, p)).find((pr) => pr.id === id) : undefined
     return c.json({ project_id: visible?.id ?? null, org_id: visible?.org_id ?? null }, 200)
@@ -149,7 +149,7 @@ users.openapi(
   }),
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('json').project_id, 'project.read')
-    await c.var.deps.store.setDefaultProject(auditContext(c), c.var.principal.user, project)
+    await c.get('deps').store.setDefaultProject(auditContext(c), c.get('principal').user, project)
     return c.json({ project_id: project.id, org_id: project.org_id }, 200)
   },
 )
@@ -165,8 +165,8 @@ users.openapi(
     responses: { 201: json(NewPersonalAccessToken, 'Created; the token value is in this response only'), ...commonErrors },
   }),
   async (c) => {
-    const { deps } = c.var
-    const p = c.var.principal
+    const deps = c.get('deps')
+    const p = c.get('principal')
     // A service user's access must end when its key is revoked; a long-lived token would outlive that.
     if (p.user.kind === 'service_user') throw forbidden('service users obtain short-lived tokens with their keys at POST /oauth/token')
     const body = c.req.valid('json')
@@ -200,9 +200,9 @@ users.openapi(
     responses: { 200: { ...json(z.array(PersonalAccessToken)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const now = deps.clock.now()
-    const tokens = (await deps.tokens.listPersonal(c.var.principal.user.id)).map((t) => toToken(t, now))
+    const tokens = (await deps.tokens.listPersonal(c.get('principal').user.id)).map((t) => toToken(t, now))
     return pageResponse(c, paginateArray(tokens, newestFirst, { filters: {}, query: c.req.valid('query') }))
   },
 )
@@ -218,8 +218,8 @@ users.openapi(
     responses: { 204: { description: 'Revoked (also when it already was)' }, ...commonErrors },
   }),
   async (c) => {
-    const { deps } = c.var
-    const userId = c.var.principal.user.id
+    const deps = c.get('deps')
+    const userId = c.get('principal').user.id
     const id = c.req.valid('param').id
     const ctx = auditContext(c)
     const now = deps.clock.now()

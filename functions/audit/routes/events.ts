@@ -39,7 +39,7 @@ export function toEvent(e: AuditEvent): z.infer<typeof AuditEventSchema> {
 type Recorded = Pick<AuditInput, 'project_id' | 'org_id'>
 
 async function denyPlatform(c: Context<AuditEnv>): Promise<never> {
-  await c.var.deps.audit.record(auditContext(c), {
+  await c.get('deps').audit.record(auditContext(c), {
     action: 'access.denied',
     outcome: 'denied',
     entity: { type: 'audit_log', id: 'platform' },
@@ -72,12 +72,12 @@ async function readScope(
     return { scope: { kind: 'project', project_id: project.id }, recorded: { project_id: project.id, org_id: project.org_id } }
   }
   if (q.org_id !== undefined) {
-    const principal = c.var.principal
+    const principal = c.get('principal')
     if (!UUID_RE.test(q.org_id) || !principal.orgRoles.has(q.org_id)) throw notFound('organization')
     await requireOrg(c, q.org_id, 'org.audit.read')
     return { scope: { kind: 'organization', org_id: q.org_id }, recorded: { org_id: q.org_id } }
   }
-  if (!c.var.principal.user.platform_admin) await denyPlatform(c)
+  if (!c.get('principal').user.platform_admin) await denyPlatform(c)
   return { scope: { kind: 'platform' }, recorded: {} }
 }
 
@@ -107,7 +107,7 @@ events.openapi(
     responses: { 200: { ...json(z.array(AuditEventSchema)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const { project_id, org_id, scope: scopeParam, entity, action, actor, outcome, from, to, ...page } = c.req.valid('query')
     const { scope, recorded } = await readScope(c, { project_id, org_id, scope: scopeParam })
     const filters = { entity, action, actor, outcome, from, to }
@@ -134,9 +134,9 @@ events.openapi(
     responses: { 200: json(AuditEventDetail), ...commonErrors },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const event = await deps.auditLog.get(c.req.valid('param').id)
-    const access = event ? mayRead(c.var.principal, event) : 'hidden'
+    const access = event ? mayRead(c.get('principal'), event) : 'hidden'
     if (!event || access === 'hidden') throw notFound('event')
     const recorded = { project_id: event.project_id, org_id: event.org_id }
     if (access === 'no') {

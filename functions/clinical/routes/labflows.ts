@@ -43,7 +43,8 @@ labflows.openapi(
     responses: { 200: { ...json(z.array(Labflow)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
-    const { deps, project } = c.var
+    const deps = c.get('deps')
+    const project = c.get('project')
     const heads = await deps.labflows.list(project.id)
     const versions = await Promise.all(heads.map(async (h) => ({ h, v: await deps.labflows.version(h.id, h.latest_version) })))
     const items = versions.flatMap(({ h, v }) => (v ? [toLabflow(v, h.latest_version)] : []))
@@ -65,7 +66,7 @@ labflows.openapi(
   }),
   async (c) => {
     const { key, ...content } = c.req.valid('json')
-    const v = await c.var.deps.labflows.create(auditContext(c), projectOf(c), key, content as LabflowContent, c.var.principal.user.id)
+    const v = await c.get('deps').labflows.create(auditContext(c), projectOf(c), key, content as LabflowContent, c.get('principal').user.id)
     return c.json(toLabflow(v, 1), 201)
   },
 )
@@ -84,8 +85,8 @@ labflows.openapi(
   async (c) => {
     const { id } = c.req.valid('param')
     const { version } = c.req.valid('query')
-    const head = UUID_RE.test(id) ? await c.var.deps.labflows.head(c.var.project.id, id) : undefined
-    const v = head ? await c.var.deps.labflows.version(id, version ?? head.latest_version) : undefined
+    const head = UUID_RE.test(id) ? await c.get('deps').labflows.head(c.get('project').id, id) : undefined
+    const v = head ? await c.get('deps').labflows.version(id, version ?? head.latest_version) : undefined
     if (!head || !v) throw notFound(version ? `labflow version ${version}` : 'labflow')
     return c.json(toLabflow(v, head.latest_version), 200)
   },
@@ -104,7 +105,7 @@ labflows.openapi(
   }),
   async (c) => {
     const { id } = c.req.valid('param')
-    const versions = UUID_RE.test(id) ? await c.var.deps.labflows.versions(c.var.project.id, id) : []
+    const versions = UUID_RE.test(id) ? await c.get('deps').labflows.versions(c.get('project').id, id) : []
     if (!versions.length) throw notFound('labflow')
     const latest = versions.at(-1)!.version
     return c.json(
@@ -128,7 +129,9 @@ labflows.openapi(
   async (c) => {
     const { id } = c.req.valid('param')
     if (!UUID_RE.test(id)) throw notFound('labflow')
-    const v = await c.var.deps.labflows.addVersion(auditContext(c), projectOf(c), id, c.req.valid('json') as LabflowContent, c.var.principal.user.id)
+    const v = await c
+      .get('deps')
+      .labflows.addVersion(auditContext(c), projectOf(c), id, c.req.valid('json') as LabflowContent, c.get('principal').user.id)
     return c.json(toLabflow(v, v.version), 201)
   },
 )

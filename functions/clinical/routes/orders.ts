@@ -35,14 +35,14 @@ const tags = ['orders']
 const ORDER_RUNS = 20
 
 async function loadOrder(c: Context<ClinicalEnv>, idOrAccession: string): Promise<OrderRecord> {
-  const order = await c.var.deps.orders.resolve(c.var.project.id, idOrAccession)
+  const order = await c.get('deps').orders.resolve(c.get('project').id, idOrAccession)
   if (!order) throw notFound('order')
   return order
 }
 
 async function checkLabflow(c: Context<ClinicalEnv>, labflowId: string | null | undefined) {
   if (!labflowId) return
-  if (!(await c.var.deps.labflows.head(c.var.project.id, labflowId))) throw badRequest(`labflow_id: no labflow ${labflowId} in this project`)
+  if (!(await c.get('deps').labflows.head(c.get('project').id, labflowId))) throw badRequest(`labflow_id: no labflow ${labflowId} in this project`)
 }
 
 orders.openapi(
@@ -58,7 +58,7 @@ orders.openapi(
   }),
   async (c) => {
     const { status, priority, assignee, ...page } = c.req.valid('query')
-    const result = await c.var.deps.orders.list(c.var.project.id, { status, priority, assignee }, page)
+    const result = await c.get('deps').orders.list(c.get('project').id, { status, priority, assignee }, page)
     return pageResponse(c, { items: result.items.map((o) => toOrder(c, o)), nextPageToken: result.nextPageToken })
   },
 )
@@ -78,7 +78,7 @@ orders.openapi(
     const body = c.req.valid('json')
     await checkAssignee(c, body.assignee)
     await checkLabflow(c, body.labflow_id)
-    const order = await c.var.deps.orders.create(auditContext(c), projectOf(c), body, c.var.principal.user.id)
+    const order = await c.get('deps').orders.create(auditContext(c), projectOf(c), body, c.get('principal').user.id)
     return c.json(toOrder(c, order), 201)
   },
 )
@@ -96,7 +96,7 @@ orders.openapi(
   }),
   async (c) => {
     const order = await loadOrder(c, c.req.valid('param').id)
-    const runs = await c.var.deps.runs.listForOrder(order.project_id, order.id, ORDER_RUNS)
+    const runs = await c.get('deps').runs.listForOrder(order.project_id, order.id, ORDER_RUNS)
     return c.json(
       toOrder(
         c,
@@ -124,7 +124,7 @@ orders.openapi(
     const body = c.req.valid('json')
     await checkAssignee(c, body.assignee)
     await checkLabflow(c, body.labflow_id)
-    const result = await c.var.deps.orders.update(auditContext(c), projectOf(c), order.id, body, canFor(c))
+    const result = await c.get('deps').orders.update(auditContext(c), projectOf(c), order.id, body, canFor(c))
     if (isRefusal(result)) return deny(c, result.permission)
     return c.json(toOrder(c, result), 200)
   },
@@ -143,7 +143,7 @@ orders.openapi(
   }),
   async (c) => {
     const order = await loadOrder(c, c.req.valid('param').id)
-    await c.var.deps.orders.delete(auditContext(c), projectOf(c), order.id)
+    await c.get('deps').orders.delete(auditContext(c), projectOf(c), order.id)
     return c.body(null, 204)
   },
 )
@@ -163,14 +163,9 @@ orders.openapi(
   }),
   async (c) => {
     const order = await loadOrder(c, c.req.valid('param').id)
-    const result = await c.var.deps.orders.transition(
-      auditContext(c),
-      projectOf(c),
-      order.id,
-      c.req.valid('json'),
-      canFor(c),
-      c.var.principal.user.id,
-    )
+    const result = await c
+      .get('deps')
+      .orders.transition(auditContext(c), projectOf(c), order.id, c.req.valid('json'), canFor(c), c.get('principal').user.id)
     if (isRefusal(result)) return deny(c, result.permission)
     return c.json(toOrder(c, result), 200)
   },
@@ -202,7 +197,7 @@ orders.openapi(
   }),
   async (c) => {
     const order = await loadOrder(c, c.req.valid('param').id)
-    const csv = samplesheetCsv(await c.var.deps.orders.samplesheet(order))
+    const csv = samplesheetCsv(await c.get('deps').orders.samplesheet(order))
     return c.body(csv, 200, { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${order.accession}.csv"` })
   },
 )
@@ -220,7 +215,7 @@ orders.openapi(
   }),
   async (c) => {
     const order = await loadOrder(c, c.req.valid('param').id)
-    const views = await c.var.deps.orders.samplesOf(order)
+    const views = await c.get('deps').orders.samplesOf(order)
     return c.json(
       views.map((v) => ({ ...toSample(v.sample), role: v.entry.role })),
       200,
@@ -247,7 +242,7 @@ orders.openapi(
     const { id, sample_id } = c.req.valid('param')
     const order = await loadOrder(c, id)
     const { role } = c.req.valid('json')
-    const result = await c.var.deps.orders.addSample(auditContext(c), projectOf(c), order.id, sample_id, role, c.var.principal.user.id)
+    const result = await c.get('deps').orders.addSample(auditContext(c), projectOf(c), order.id, sample_id, role, c.get('principal').user.id)
     return c.json({ ...toSample(result.sample), role }, result.added ? 201 : 200)
   },
 )
@@ -266,7 +261,7 @@ orders.openapi(
   async (c) => {
     const { id, sample_id } = c.req.valid('param')
     const order = await loadOrder(c, id)
-    await c.var.deps.orders.removeSample(auditContext(c), projectOf(c), order.id, sample_id)
+    await c.get('deps').orders.removeSample(auditContext(c), projectOf(c), order.id, sample_id)
     return c.body(null, 204)
   },
 )
@@ -288,7 +283,7 @@ function toOrderLabflow(c: Context<ClinicalEnv>, order: OrderRecord, labflow: La
 }
 
 async function labflowOf(c: Context<ClinicalEnv>, order: OrderRecord): Promise<LabflowVersion> {
-  const { labflows } = c.var.deps
+  const { labflows } = c.get('deps')
   const state = order.labflow_state
   const found = state ? await labflows.version(state.labflow_id, state.version) : await labflows.get(order.project_id, order.labflow.id)
   if (!found) throw notFound('labflow')
@@ -327,7 +322,7 @@ orders.openapi(
     const order = await loadOrder(c, c.req.valid('param').id)
     const body = c.req.valid('json')
     await checkAssignee(c, body.assignee)
-    const result = await c.var.deps.orders.moveLabflow(auditContext(c), projectOf(c), order.id, body, canFor(c), c.var.principal.user.id)
+    const result = await c.get('deps').orders.moveLabflow(auditContext(c), projectOf(c), order.id, body, canFor(c), c.get('principal').user.id)
     if (isRefusal(result)) return deny(c, result.permission)
     return c.json(toOrderLabflow(c, result.order, result.labflow), 200)
   },

@@ -20,7 +20,7 @@ const tags = ['samples']
 const date = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : new Date(v))
 
 async function loadSample(c: Context<ClinicalEnv>, id: string): Promise<SampleRecord> {
-  const s = UUID_RE.test(id) ? await c.var.deps.samples.get(c.var.project.id, id) : undefined
+  const s = UUID_RE.test(id) ? await c.get('deps').samples.get(c.get('project').id, id) : undefined
   if (!s) throw notFound('sample')
   return s
 }
@@ -38,7 +38,7 @@ samples.openapi(
   }),
   async (c) => {
     const { external_id, subject_id, type, ...page } = c.req.valid('query')
-    const result = await c.var.deps.samples.list(c.var.project.id, { external_id, subject_id, type }, page)
+    const result = await c.get('deps').samples.list(c.get('project').id, { external_id, subject_id, type }, page)
     return pageResponse(c, { items: result.items.map(toSample), nextPageToken: result.nextPageToken })
   },
 )
@@ -56,12 +56,14 @@ samples.openapi(
   }),
   async (c) => {
     const body = c.req.valid('json')
-    const sample = await c.var.deps.samples.create(
-      auditContext(c),
-      projectOf(c),
-      { ...body, collected_at: date(body.collected_at) ?? undefined, received_at: date(body.received_at) ?? undefined },
-      c.var.principal.user.id,
-    )
+    const sample = await c
+      .get('deps')
+      .samples.create(
+        auditContext(c),
+        projectOf(c),
+        { ...body, collected_at: date(body.collected_at) ?? undefined, received_at: date(body.received_at) ?? undefined },
+        c.get('principal').user.id,
+      )
     return c.json(toSample(sample), 201)
   },
 )
@@ -97,7 +99,7 @@ samples.openapi(
     if (!UUID_RE.test(id)) throw notFound('sample')
     if (!Object.values(body).some((v) => v !== undefined)) return c.json(toSample(await loadSample(c, id)), 200)
     const { fastq, collected_at, received_at, ...rest } = body
-    const sample = await c.var.deps.samples.update(auditContext(c), projectOf(c), id, {
+    const sample = await c.get('deps').samples.update(auditContext(c), projectOf(c), id, {
       ...rest,
       ...(fastq !== undefined ? { fastq: fastq ?? [] } : {}),
       collected_at: date(collected_at),
@@ -121,7 +123,7 @@ samples.openapi(
   async (c) => {
     const { id } = c.req.valid('param')
     if (!UUID_RE.test(id)) throw notFound('sample')
-    await c.var.deps.samples.delete(auditContext(c), projectOf(c), id)
+    await c.get('deps').samples.delete(auditContext(c), projectOf(c), id)
     return c.body(null, 204)
   },
 )
@@ -139,7 +141,7 @@ samples.openapi(
   }),
   async (c) => {
     const { id } = c.req.valid('param')
-    const info = UUID_RE.test(id) ? await c.var.deps.samples.sampleInfo(c.var.project.id, id) : undefined
+    const info = UUID_RE.test(id) ? await c.get('deps').samples.sampleInfo(c.get('project').id, id) : undefined
     if (!info) throw notFound('sample')
     return c.json(info, 200)
   },
@@ -159,7 +161,9 @@ samples.openapi(
   async (c) => {
     const sample = await loadSample(c, c.req.valid('param').id)
     const { region, ...page } = c.req.valid('query')
-    const result = await c.var.deps.variants.cache.sampleVariants(c.var.project.id, sample.id, sample.orders, { region: regionOf(region) }, page)
+    const result = await c
+      .get('deps')
+      .variants.cache.sampleVariants(c.get('project').id, sample.id, sample.orders, { region: regionOf(region) }, page)
     return pageResponse(c, result)
   },
 )

@@ -18,7 +18,7 @@ const write = requires('clinical.write')
 const tags = ['subjects']
 
 async function loadSubject(c: Context<ClinicalEnv>, id: string): Promise<SubjectRecord> {
-  const s = UUID_RE.test(id) ? await c.var.deps.subjects.get(c.var.project.id, id) : undefined
+  const s = UUID_RE.test(id) ? await c.get('deps').subjects.get(c.get('project').id, id) : undefined
   if (!s) throw notFound('subject')
   return s
 }
@@ -36,7 +36,7 @@ subjects.openapi(
   }),
   async (c) => {
     const { external_id, family_id, affected_status, ...page } = c.req.valid('query')
-    const result = await c.var.deps.subjects.list(c.var.project.id, { external_id, family_id, affected_status }, page)
+    const result = await c.get('deps').subjects.list(c.get('project').id, { external_id, family_id, affected_status }, page)
     return pageResponse(c, { items: result.items.map(toSubject), nextPageToken: result.nextPageToken })
   },
 )
@@ -53,7 +53,7 @@ subjects.openapi(
     responses: { 201: json(Subject, 'Created'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
-    const subject = await c.var.deps.subjects.create(auditContext(c), projectOf(c), c.req.valid('json'), c.var.principal.user.id)
+    const subject = await c.get('deps').subjects.create(auditContext(c), projectOf(c), c.req.valid('json'), c.get('principal').user.id)
     return c.json(toSubject(subject), 201)
   },
 )
@@ -89,7 +89,7 @@ subjects.openapi(
     if (!UUID_RE.test(id)) throw notFound('subject')
     if (!Object.values(patch).some((v) => v !== undefined)) return c.json(toSubject(await loadSubject(c, id)), 200)
     const { phenotypes, ...rest } = patch
-    const subject = await c.var.deps.subjects.update(auditContext(c), projectOf(c), id, {
+    const subject = await c.get('deps').subjects.update(auditContext(c), projectOf(c), id, {
       ...rest,
       ...(phenotypes !== undefined ? { phenotypes: phenotypes ?? [] } : {}),
     })
@@ -111,7 +111,7 @@ subjects.openapi(
   async (c) => {
     const { id } = c.req.valid('param')
     if (!UUID_RE.test(id)) throw notFound('subject')
-    await c.var.deps.subjects.delete(auditContext(c), projectOf(c), id)
+    await c.get('deps').subjects.delete(auditContext(c), projectOf(c), id)
     return c.body(null, 204)
   },
 )

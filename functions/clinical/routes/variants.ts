@@ -35,7 +35,7 @@ variants.openapi(
   }),
   async (c) => {
     const { gene, region, ...page } = c.req.valid('query')
-    const result = await c.var.deps.variants.catalogue.list(c.var.project.id, { gene, region: regionOf(region) }, page)
+    const result = await c.get('deps').variants.catalogue.list(c.get('project').id, { gene, region: regionOf(region) }, page)
     return pageResponse(c, result)
   },
 )
@@ -52,7 +52,7 @@ variants.openapi(
     responses: { 200: json(CatalogueVariant), ...commonErrors },
   }),
   async (c) => {
-    const variant = await c.var.deps.variants.catalogue.get(c.var.project.id, c.req.valid('param').id)
+    const variant = await c.get('deps').variants.catalogue.get(c.get('project').id, c.req.valid('param').id)
     if (!variant) throw notFound('variant')
     return c.json(variant, 200)
   },

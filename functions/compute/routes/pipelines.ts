@@ -52,7 +52,7 @@ pipelines.openapi(
   }),
   async (c) => {
     const { type, tag, slug, ...page } = c.req.valid('query')
-    const result = await c.var.deps.pipelines.list(c.var.project.id, { type, tag, slug }, page)
+    const result = await c.get('deps').pipelines.list(c.get('project').id, { type, tag, slug }, page)
     return pageResponse(c, { items: result.items.map(toPipeline), nextPageToken: result.nextPageToken })
   },
 )
@@ -73,13 +73,13 @@ pipelines.openapi(
     responses: { 201: json(Pipeline, 'Created'), 200: json(Pipeline, 'Overwritten (force)'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
-    const project = c.var.project
-    const { pipeline, overwritten } = await c.var.deps.pipelines.create(auditContext(c), {
+    const project = c.get('project')
+    const { pipeline, overwritten } = await c.get('deps').pipelines.create(auditContext(c), {
       scope: project.id,
       org_id: project.org_id,
       definition: c.req.valid('json'),
       force: c.req.valid('query').force === 'true',
-      createdBy: c.var.principal.user.id,
+      createdBy: c.get('principal').user.id,
     })
     return overwritten ? c.json(toPipeline(pipeline), 200) : c.json(toPipeline(pipeline), 201)
   },
@@ -98,7 +98,7 @@ pipelines.openapi(
   }),
   async (c) => {
     const { id } = c.req.valid('param')
-    const pipeline = UUID_RE.test(id) ? await c.var.deps.pipelines.get(c.var.project.id, id) : undefined
+    const pipeline = UUID_RE.test(id) ? await c.get('deps').pipelines.get(c.get('project').id, id) : undefined
     if (!pipeline) throw notFound('pipeline')
     return c.json(toPipeline(pipeline), 200)
   },
@@ -118,7 +118,7 @@ pipelines.openapi(
   async (c) => {
     const { slug } = c.req.valid('param')
     const { version } = c.req.valid('query')
-    const versions = await c.var.deps.pipelines.versions(c.var.project.id, slug)
+    const versions = await c.get('deps').pipelines.versions(c.get('project').id, slug)
     const pipeline = version ? versions.find((p) => p.version === version) : latestVersion(versions)
     if (!pipeline) throw notFound(version ? `pipeline '${slug}' version ${version}` : `pipeline '${slug}'`)
     return c.json(toPipeline(pipeline), 200)
@@ -138,7 +138,7 @@ pipelines.openapi(
   }),
   async (c) => {
     const { slug } = c.req.valid('param')
-    const versions = await c.var.deps.pipelines.versions(c.var.project.id, slug)
+    const versions = await c.get('deps').pipelines.versions(c.get('project').id, slug)
     if (!versions.length) throw notFound(`pipeline '${slug}'`)
     const page = paginateArray(
       versions,

@@ -56,7 +56,7 @@ const IdempotencyHeader = ProjectHeader.extend({
 
 /**
  * Reading one run and its outputs declare the run, so the kernel reads it in the same round trip as
- * the caller's account and these routes take it from `c.var.reads` (lib/http.ts, `Prefetch`).
+ * the caller's account and these routes take it from `c.get('reads')` (lib/http.ts, `Prefetch`).
  */
 export const runPrefetch: Prefetch<ComputeDeps> = {
   method: 'get',
@@ -65,15 +65,15 @@ export const runPrefetch: Prefetch<ComputeDeps> = {
 }
 
 async function loadRun(c: Context<ComputeEnv>, id: string): Promise<RunRecord> {
-  const run = UUID_RE.test(id) ? await c.var.deps.runs.get(c.var.project.id, id, c.var.reads) : undefined
+  const run = UUID_RE.test(id) ? await c.get('deps').runs.get(c.get('project').id, id, c.get('reads')) : undefined
   if (!run) throw notFound('run')
   return run
 }
 
 async function listRuns(c: Context<ComputeEnv>, filters: z.infer<typeof RunListQuery>, page: z.infer<typeof PageQuery>) {
   // An order filter names the order by id or accession; a string that is neither matches runs that stored it as given.
-  const order = filters.order_id ? await c.var.deps.orders.resolve(c.var.project.id, filters.order_id) : undefined
-  const result = await c.var.deps.runs.list(c.var.project.id, { ...filters, order_id: order?.id ?? filters.order_id }, page)
+  const order = filters.order_id ? await c.get('deps').orders.resolve(c.get('project').id, filters.order_id) : undefined
+  const result = await c.get('deps').runs.list(c.get('project').id, { ...filters, order_id: order?.id ?? filters.order_id }, page)
   return pageResponse(c, { items: result.items.map(toRun), nextPageToken: result.nextPageToken })
 }
 
@@ -98,7 +98,8 @@ runs.openapi(
     },
   }),
   async (c) => {
-    const { deps, project } = c.var
+    const deps = c.get('deps')
+    const project = c.get('project')
     const body = c.req.valid('json')
     const key = c.req.valid('header')['idempotency-key']
     const pipeline = await deps.pipelines.get(project.id, body.pipeline_id)
@@ -125,7 +126,7 @@ runs.openapi(
       tags: body.tags,
       profile: body.profile,
       link: order ? deps.orders.runLink(project, order) : undefined,
-      created_by: c.var.principal.user.id,
+      created_by: c.get('principal').user.id,
       idempotency: key ? { key, requestHash: sha256(canonicalJson(body)) } : undefined,
     })
     if (!replayed || !run.dispatch.published) await dispatchRun(deps, run)
@@ -201,7 +202,7 @@ runs.openapi(
     if (!TERMINAL.has(run.status)) return c.json([], 200)
     const query = c.req.valid('query')
     const { bucket, path: prefix } = parseGsUri(run.output ?? outputLocation(run.bucket_name, run.id))
-    const listed = await c.var.deps.storage.list(bucket, prefix, { pageSize: pageSizeOf(query), pageToken: query.page_token })
+    const listed = await c.get('deps').storage.list(bucket, prefix, { pageSize: pageSizeOf(query), pageToken: query.page_token })
     const items = listed.items.map((o) => ({
       name: o.path.slice(prefix.length),
       path: o.path,
@@ -226,10 +227,10 @@ runs.openapi(
     responses: { 200: json(Run, 'Cancelled'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
-    const { deps } = c.var
+    const deps = c.get('deps')
     const { id } = c.req.valid('param')
     if (!UUID_RE.test(id)) throw notFound('run')
-    const { run } = await deps.runs.cancel(auditContext(c), c.var.project.id, id, c.var.principal.user.id)
+    const { run } = await deps.runs.cancel(auditContext(c), c.get('project').id, id, c.get('principal').user.id)
     if (run.job && run.job_cleanup_pending) {
       // The run is cancelled either way; the reconciler retries a failed deletion (listCancelledWithLiveJob).
       await releaseJob(deps, run).catch((error: unknown) =>

@@ -26,7 +26,8 @@ function accountOf(project: ProjectRecord): string {
 
 /** The files of the request's project; a project_id query parameter must name the same project as X-Project-ID. */
 async function projectFiles(c: Context<FilesEnv>, projectId: string | undefined) {
-  const { deps, project } = c.var
+  const deps = c.get('deps')
+  const project = c.get('project')
   if (projectId !== undefined && projectId !== project.id) throw badRequest('project_id: must equal the X-Project-ID header')
   const account = accountOf(project)
   return { account, files: new ProjectFiles(await deps.storage.objects(account), deps.audit, project) }
@@ -34,7 +35,8 @@ async function projectFiles(c: Context<FilesEnv>, projectId: string | undefined)
 
 /** A V4 address for one method on one object, valid SIGNED_URL_TTL_SECONDS from now (whole seconds, as X-Goog-Date counts). */
 async function signedAddress(c: Context<FilesEnv>, account: string, method: 'GET' | 'PUT', path: string, headers: Record<string, string> = {}) {
-  const { deps, project } = c.var
+  const deps = c.get('deps')
+  const project = c.get('project')
   const now = new Date(Math.floor(deps.clock.now().getTime() / 1000) * 1000)
   const url = await signUrl(
     { method, bucket: project.bucket_name, object: path, expiresSeconds: SIGNED_URL_TTL_SECONDS, now, origin: deps.storage.origin, headers },
@@ -60,7 +62,7 @@ files.openapi(
   async (c) => {
     const query = c.req.valid('query')
     const { files: f } = await projectFiles(c, query.project_id)
-    const folder = folderPath('path', query.path, c.var.project.bucket_name)
+    const folder = folderPath('path', query.path, c.get('project').bucket_name)
     return pageResponse(c, await f.list(folder, { pageSize: pageSizeOf(query), pageToken: query.page_token }))
   },
 )
@@ -79,7 +81,7 @@ files.openapi(
   async (c) => {
     const query = c.req.valid('query')
     const { account, files: f } = await projectFiles(c, query.project_id)
-    const path = objectPath('path', query.path, c.var.project.bucket_name)
+    const path = objectPath('path', query.path, c.get('project').bucket_name)
     await f.require(path)
     const signed = await signedAddress(c, account, 'GET', path)
     await f.recordAddressIssued(auditContext(c), 'download', path, { expiresAt: signed.expiresAt })
@@ -103,7 +105,7 @@ files.openapi(
   async (c) => {
     const input = c.req.valid('json')
     const { account, files: f } = await projectFiles(c, c.req.valid('query').project_id)
-    const path = objectPath('path', input.path, c.var.project.bucket_name)
+    const path = objectPath('path', input.path, c.get('project').bucket_name)
     if (!input.overwrite && (await f.stat(path))) throw conflict(`${path} already exists; send "overwrite": true to replace it`)
     const signed = await signedAddress(c, account, 'PUT', path, { 'content-type': input.content_type })
     await f.recordAddressIssued(auditContext(c), 'upload', path, { expiresAt: signed.expiresAt, contentType: input.content_type })
@@ -125,7 +127,7 @@ files.openapi(
   async (c) => {
     const input = c.req.valid('json')
     const { files: f } = await projectFiles(c, c.req.valid('query').project_id)
-    const bucket = c.var.project.bucket_name
+    const bucket = c.get('project').bucket_name
     const copied = await f.copy(
       auditContext(c),
       objectPath('source', input.source, bucket),
@@ -150,7 +152,7 @@ files.openapi(
   async (c) => {
     const input = c.req.valid('json')
     const { files: f } = await projectFiles(c, c.req.valid('query').project_id)
-    const bucket = c.var.project.bucket_name
+    const bucket = c.get('project').bucket_name
     const moved = await f.move(
       auditContext(c),
       objectPath('source', input.source, bucket),
@@ -175,7 +177,7 @@ files.openapi(
   async (c) => {
     const query = c.req.valid('query')
     const { files: f } = await projectFiles(c, query.project_id)
-    await f.delete(auditContext(c), objectPath('path', query.path, c.var.project.bucket_name))
+    await f.delete(auditContext(c), objectPath('path', query.path, c.get('project').bucket_name))
     return c.body(null, 204)
   },
 )

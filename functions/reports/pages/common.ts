@@ -13,13 +13,13 @@ import { messagePage, type Letterhead } from './render.js'
 
 const headersByConfig = new WeakMap<Config, MiddlewareHandler>()
 export const pagesHeaders: MiddlewareHandler<ReportsEnv> = (c, next) => {
-  const config = c.var.deps.config
+  const config = c.get('deps').config
   let headers = headersByConfig.get(config)
   if (!headers) headersByConfig.set(config, (headers = pageHeaders(config)))
   return headers(c, next)
 }
 
-export const baseOf = (c: Context<ReportsEnv>) => publicBase(c, c.var.deps.config.reportsPublicUrl)
+export const baseOf = (c: Context<ReportsEnv>) => publicBase(c, c.get('deps').config.reportsPublicUrl)
 
 export interface PageCaller extends PageSession {
   report: ReportRecord
@@ -39,7 +39,7 @@ export function notFoundPage(c: Context<ReportsEnv>, assets: string) {
  * login and comes back (`loginReturn`); a report the caller may not read is absent, as in the API.
  */
 export async function loadForPage(c: Context<ReportsEnv>, id: string, opts: { assets: string; loginReturn?: string }): Promise<Loaded> {
-  const { deps } = c.var
+  const deps = c.get('deps')
   const session = await pageSession(c)
   if (!session) {
     const login = opts.loginReturn ? loginUrl(deps.config, opts.loginReturn) : undefined
@@ -74,7 +74,7 @@ export async function loadForPage(c: Context<ReportsEnv>, id: string, opts: { as
 }
 
 export async function letterheadOf(c: Context<ReportsEnv>, project: ReportProject): Promise<Letterhead> {
-  const { access } = c.var.deps
+  const { access } = c.get('deps')
   const [p, org] = await Promise.all([access.getProject(project.id), access.getOrg(project.org_id)])
   return { organization: org?.name ?? 'Laboratory', project: p?.name ?? '', ...(p?.letterhead ? { details: p.letterhead } : {}) }
 }
@@ -86,7 +86,7 @@ export async function recordDenied(
   scope: { project_id?: string; org_id?: string },
   entity: { type: string; id: string },
 ) {
-  const { audit, log } = c.var.deps
+  const { audit, log } = c.get('deps')
   await audit
     .record(auditContext(c), { action: 'access.denied', outcome: 'denied', ...scope, entity, change: { reason: reason.slice(0, 500) } })
     .catch((error) => log.error('audit write failed', { error }))

@@ -54,7 +54,7 @@ printPages.get('/:id/print', async (c) => {
   const loaded = await loadForPage(c, id, { assets: ASSETS, loginReturn: `${baseOf(c)}/${id}/print` })
   if (!loaded.ok) return loaded.response
   const { report, project } = loaded.caller
-  const { reports } = c.var.deps
+  const { reports } = c.get('deps')
   const signature = report.signatures.at(-1)
   const signedSnapshot = signature ? await reports.getSnapshot(report.id, signature.snapshot_id) : undefined
   let content: SnapshotContent

@@ -48,7 +48,7 @@ signoffPages.get('/:id/signoff/', async (c) => {
   const loaded = await loadForPage(c, id, { assets: ASSETS, loginReturn: `${baseOf(c)}/${id}/signoff/` })
   if (!loaded.ok) return loaded.response
   const { caller } = loaded
-  const { deps } = c.var
+  const deps = c.get('deps')
   const { report } = caller
   if (report.status === 'signed' || report.status === 'superseded') return signedPage(c, caller)
   const opened = await deps.signoffs.openPage(auditContext(c), caller.project, report, signerOf(caller))
@@ -87,7 +87,7 @@ signoffPages.get('/:id/signoff/', async (c) => {
 })
 
 signoffPages.post('/:id/signoff/', async (c) => {
-  const { deps } = c.var
+  const deps = c.get('deps')
   const id = c.req.param('id')
   // A signature is a person's act in their browser: never a token's, never from another site.
   if (c.req.header('authorization') !== undefined) {
@@ -143,7 +143,7 @@ signoffPages.post('/:id/signoff/', async (c) => {
 })
 
 signoffPages.get('/:id/signoff/complete', async (c) => {
-  const { deps } = c.var
+  const deps = c.get('deps')
   const id = c.req.param('id')
   // No login from here: a new session would not be the one the sign-off was started in.
   const loaded = await loadForPage(c, id, { assets: ASSETS })

@@ -46,13 +46,13 @@ reports.openapi(
   }),
   async (c) => {
     const { order_id, status, template_type, ...page } = c.req.valid('query')
-    const { reports: store } = c.var.deps
+    const { reports: store } = c.get('deps')
     let orderId = order_id
     if (order_id !== undefined) {
       // An unknown order has no reports; its accession is resolved to the id the reports keep.
-      orderId = (await store.resolveOrder(c.var.project.id, order_id))?.id ?? `unknown:${order_id}`
+      orderId = (await store.resolveOrder(c.get('project').id, order_id))?.id ?? `unknown:${order_id}`
     }
-    const result = await store.list(c.var.project.id, { order_id: orderId, status, template_type }, page)
+    const result = await store.list(c.get('project').id, { order_id: orderId, status, template_type }, page)
     return pageResponse(c, { items: result.items.map((r) => toReport(c, r)), nextPageToken: result.nextPageToken })
   },
 )
@@ -70,7 +70,7 @@ reports.openapi(
   }),
   async (c) => {
     const { order_id, ...fields } = c.req.valid('json')
-    const report = await c.var.deps.reports.create(auditContext(c), projectOf(c), order_id, fields, callerRef(c))
+    const report = await c.get('deps').reports.create(auditContext(c), projectOf(c), order_id, fields, callerRef(c))
     return c.json(toReport(c, report), 201)
   },
 )
@@ -102,7 +102,7 @@ reports.openapi(
   }),
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
-    return c.json(toReport(c, await c.var.deps.reports.update(auditContext(c), projectOf(c), report.id, c.req.valid('json'))), 200)
+    return c.json(toReport(c, await c.get('deps').reports.update(auditContext(c), projectOf(c), report.id, c.req.valid('json'))), 200)
   },
 )
 
@@ -119,7 +119,7 @@ reports.openapi(
   }),
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
-    await c.var.deps.reports.delete(auditContext(c), projectOf(c), report.id)
+    await c.get('deps').reports.delete(auditContext(c), projectOf(c), report.id)
     return c.body(null, 204)
   },
 )
@@ -141,14 +141,9 @@ reports.openapi(
   }),
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
-    const result = await c.var.deps.reports.transition(
-      auditContext(c),
-      projectOf(c),
-      report.id,
-      c.req.valid('json'),
-      canFor(c),
-      c.var.principal.user.id,
-    )
+    const result = await c
+      .get('deps')
+      .reports.transition(auditContext(c), projectOf(c), report.id, c.req.valid('json'), canFor(c), c.get('principal').user.id)
     return c.json(toReport(c, await orRefused(c, result)), 200)
   },
 )
@@ -169,7 +164,7 @@ reports.openapi(
   }),
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
-    const amended = await c.var.deps.reports.amend(auditContext(c), projectOf(c), report.id, c.req.valid('json'), callerRef(c))
+    const amended = await c.get('deps').reports.amend(auditContext(c), projectOf(c), report.id, c.req.valid('json'), callerRef(c))
     return c.json(toReport(c, amended), 201)
   },
 )
@@ -190,7 +185,7 @@ reports.openapi(
   }),
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
-    const { reports: store } = c.var.deps
+    const { reports: store } = c.get('deps')
     const records = await store.listVariantRecords(report.id)
     const key = (r: (typeof records)[number]) => `${String(r.added_at.toMillis()).padStart(15, '0')} ${r.variant_id}`
     const page = paginateArray(records, key, { filters: {}, query: c.req.valid('query') })
@@ -213,7 +208,7 @@ reports.openapi(
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
     const { variant_id, ...overrides } = c.req.valid('json')
-    const added = await c.var.deps.reports.addVariant(auditContext(c), projectOf(c), report, variant_id, overrides, c.var.principal.user.id)
+    const added = await c.get('deps').reports.addVariant(auditContext(c), projectOf(c), report, variant_id, overrides, c.get('principal').user.id)
     return c.json(toVariant(added), 201)
   },
 )
@@ -231,7 +226,7 @@ reports.openapi(
   }),
   async (c) => {
     const { id, variant_id } = c.req.valid('param')
-    const found = await c.var.deps.reports.getVariant(await loadReport(c, id), variant_id)
+    const found = await c.get('deps').reports.getVariant(await loadReport(c, id), variant_id)
     if (!found) throw notFound(`variant ${variant_id} on report ${id}`)
     return c.json(toVariant(found), 200)
   },
@@ -251,7 +246,7 @@ reports.openapi(
   async (c) => {
     const { id, variant_id } = c.req.valid('param')
     const report = await loadReport(c, id)
-    const updated = await c.var.deps.reports.updateVariant(auditContext(c), projectOf(c), report, variant_id, c.req.valid('json'))
+    const updated = await c.get('deps').reports.updateVariant(auditContext(c), projectOf(c), report, variant_id, c.req.valid('json'))
     return c.json(toVariant(updated), 200)
   },
 )
@@ -269,7 +264,7 @@ reports.openapi(
   }),
   async (c) => {
     const { id, variant_id } = c.req.valid('param')
-    await c.var.deps.reports.removeVariant(auditContext(c), projectOf(c), await loadReport(c, id), variant_id)
+    await c.get('deps').reports.removeVariant(auditContext(c), projectOf(c), await loadReport(c, id), variant_id)
     return c.body(null, 204)
   },
 )
@@ -291,7 +286,7 @@ reports.openapi(
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
     const { type, ...page } = c.req.valid('query')
-    const result = await c.var.deps.reports.listComments(report.id, type, page)
+    const result = await c.get('deps').reports.listComments(report.id, type, page)
     return pageResponse(c, { items: result.items.map(toComment), nextPageToken: result.nextPageToken })
   },
 )
@@ -309,7 +304,7 @@ reports.openapi(
   }),
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
-    const comment = await c.var.deps.reports.addComment(auditContext(c), projectOf(c), report.id, c.req.valid('json'), callerRef(c))
+    const comment = await c.get('deps').reports.addComment(auditContext(c), projectOf(c), report.id, c.req.valid('json'), callerRef(c))
     return c.json(toComment(comment), 201)
   },
 )
@@ -328,8 +323,8 @@ reports.openapi(
   async (c) => {
     const { id, comment_id } = c.req.valid('param')
     const report = await loadReport(c, id)
-    const result = await c.var.deps.reports.updateComment(auditContext(c), projectOf(c), report.id, comment_id, c.req.valid('json'), {
-      id: c.var.principal.user.id,
+    const result = await c.get('deps').reports.updateComment(auditContext(c), projectOf(c), report.id, comment_id, c.req.valid('json'), {
+      id: c.get('principal').user.id,
       can: canFor(c),
     })
     return c.json(toComment(await orRefused(c, result)), 200)
@@ -352,7 +347,7 @@ reports.openapi(
   }),
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
-    const result = await c.var.deps.reports.listSnapshots(report.id, c.req.valid('query'))
+    const result = await c.get('deps').reports.listSnapshots(report.id, c.req.valid('query'))
     return pageResponse(c, { items: result.items.map(toSnapshot), nextPageToken: result.nextPageToken })
   },
 )
@@ -373,7 +368,7 @@ reports.openapi(
   }),
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
-    const snapshot = await c.var.deps.reports.takeSnapshot(auditContext(c), projectOf(c), report, c.var.principal.user.id)
+    const snapshot = await c.get('deps').reports.takeSnapshot(auditContext(c), projectOf(c), report, c.get('principal').user.id)
     return c.json(toSnapshot(snapshot), 201)
   },
 )

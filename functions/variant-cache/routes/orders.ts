@@ -55,7 +55,7 @@ orders.openapi(
     const order = await loadOrder(c, c.req.valid('param').order_id)
     const { gene, region, consequence, min_qual, filter, zygosity, ...page } = c.req.valid('query')
     const filters = cacheFilters({ gene, region, consequence, min_qual, filter, zygosity })
-    const result = await c.var.deps.cache.listVariants(c.var.project.id, order.id, filters, page)
+    const result = await c.get('deps').cache.listVariants(c.get('project').id, order.id, filters, page)
     if (!result) throw notFound(`a ready variant cache of order ${order.accession} (see GET /orders/${order.accession}/status)`)
     const unfiltered = [gene, region, consequence, min_qual, filter, zygosity].every((v) => v === undefined)
     if (unfiltered) c.header('X-Total-Count', String(result.active.variant_count))
@@ -77,7 +77,7 @@ orders.openapi(
   async (c) => {
     const { order_id, variant_id } = c.req.valid('param')
     const order = await loadOrder(c, order_id)
-    const variant = await c.var.deps.cache.getVariant(c.var.project.id, order.id, variant_id)
+    const variant = await c.get('deps').cache.getVariant(c.get('project').id, order.id, variant_id)
     if (!variant) throw notFound(`variant ${variant_id} in the variant cache of order ${order.accession}`)
     return c.json(variant, 200)
   },
@@ -97,8 +97,8 @@ orders.openapi(
   }),
   async (c) => {
     const order = await loadOrder(c, c.req.valid('param').order_id)
-    const head = await c.var.deps.cache.head(c.var.project.id, order.id)
-    const latest = head?.latest_ingestion ? await c.var.deps.ingestions.getInProject(c.var.project.id, head.latest_ingestion.id) : undefined
+    const head = await c.get('deps').cache.head(c.get('project').id, order.id)
+    const latest = head?.latest_ingestion ? await c.get('deps').ingestions.getInProject(c.get('project').id, head.latest_ingestion.id) : undefined
     return c.json(toStatus(order, head, latest), 200)
   },
 )
@@ -116,7 +116,7 @@ orders.openapi(
   }),
   async (c) => {
     const order = await loadOrder(c, c.req.valid('param').order_id)
-    const page = await c.var.deps.ingestions.listForOrder(c.var.project.id, order.id, c.req.valid('query'))
+    const page = await c.get('deps').ingestions.listForOrder(c.get('project').id, order.id, c.req.valid('query'))
     return pageResponse(c, { items: page.items.map(toIngestion), nextPageToken: page.nextPageToken })
   },
 )
@@ -135,7 +135,7 @@ orders.openapi(
   async (c) => {
     const { order_id, ingestion_id } = c.req.valid('param')
     const order = await loadOrder(c, order_id)
-    const ingestion = await c.var.deps.ingestions.getInProject(c.var.project.id, ingestion_id)
+    const ingestion = await c.get('deps').ingestions.getInProject(c.get('project').id, ingestion_id)
     if (!ingestion || ingestion.order_id !== order.id) throw notFound('ingestion')
     return c.json(toIngestion(ingestion), 200)
   },
@@ -160,7 +160,8 @@ orders.openapi(
     responses: { 202: json(Ingestion, 'Accepted: queued'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
-    const { deps, project } = c.var
+    const deps = c.get('deps')
+    const project = c.get('project')
     const order = await loadOrder(c, c.req.valid('param').order_id)
     const body = c.req.valid('json')
     if ((body.run_id === undefined) === (body.source_uri === undefined)) throw badRequest('send exactly one of run_id and source_uri')
@@ -194,7 +195,7 @@ orders.openapi(
       source_uri: source,
       run_id: runId,
       trigger: 'request',
-      requested_by: c.var.principal.user.id,
+      requested_by: c.get('principal').user.id,
     })
     await dispatchIngestion(deps, ingestion)
     return c.json(toIngestion(ingestion), 202)
