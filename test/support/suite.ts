@@ -7,7 +7,7 @@ import { layout, type SuiteFile } from '../../emulators/data-dir.js'
 import { emulatorGroup, readEmulatorsFile } from '../../emulators/leftovers.js'
 
 /**
- * The local suite as a user runs it: `npx tsx emulators/start.ts` as a real child process, in its
+ * The local suite as a user runs it (`npm start`: emulators/start.ts under tsx) as a real child process, in its
  * own process group as a terminal would put it. For end-to-end tests (the suite itself, the CLI).
  */
 
@@ -19,7 +19,7 @@ export interface SpawnedSuite {
   basePort: number
   dataDir: string
   output(): string
-  /** Every live process descended from the spawned command (npx, tsx, the suite, the emulators' JVMs). */
+  /** Every live process descended from the spawned suite (the emulators' JVMs, the jobs it runs). */
   descendants(): ProcessInfo[]
   /** Sends `signal` to the suite process, as Ctrl-C or `kill` would, and waits for the command to exit. */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
@@ -165,10 +165,11 @@ export async function runStart(args: string[], opts: { env?: NodeJS.ProcessEnv; 
 }
 
 export async function spawnLocalSuite(opts: { dataDir: string; basePort: number; clean?: boolean; timeoutMs?: number }): Promise<SpawnedSuite> {
-  const args = ['tsx', 'emulators/start.ts', '--data-dir', opts.dataDir, '--base-port', String(opts.basePort)]
+  // Node itself, with tsx as its loader: one process, where npx and tsx's CLI would add two (and a second of CPU) in front of it.
+  const args = ['--import', 'tsx', 'emulators/start.ts', '--data-dir', opts.dataDir, '--base-port', String(opts.basePort)]
   if (opts.clean) args.push('--clean')
   const spawnedAt = Date.now()
-  const child = spawn('npx', args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   // The last 50,000 characters of what it wrote, kept as chunks: under load the services write an
   // access line per request, and copying the whole tail at every chunk would cost the reader (a
   // benchmark's load generator) more than its own requests.
