@@ -167,7 +167,7 @@ export class AuditWriter {
 
   /** Records one event in a transaction of its own (denials, logins: nothing else changes). */
   async record(ctx: AuditContext, input: AuditInput): Promise<AuditEvent> {
-    return this.db.firestore.runTransaction(async (tx) => (await this.prepare(tx, input)).write(ctx, input))
+    return this.db.transaction(async (tx) => (await this.prepare(tx, input)).write(ctx, input))
   }
 }
 

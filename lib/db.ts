@@ -1,4 +1,12 @@
-import { Firestore, Timestamp, type Settings } from '@google-cloud/firestore'
+import { setTimeout as sleep } from 'node:timers/promises'
+import {
+  Firestore,
+  Timestamp,
+  type ReadOnlyTransactionOptions,
+  type ReadWriteTransactionOptions,
+  type Settings,
+  type Transaction,
+} from '@google-cloud/firestore'
 import type { Config } from './config.js'
 
 export { Firestore, Timestamp }
@@ -36,11 +44,40 @@ export const KERNEL_COLLECTIONS = [
   'login_throttle',
 ] as const
 
+const TRANSACTION_ATTEMPTS = 5
+
+/**
+ * How the Firestore emulator reports a transaction it aborted for a concurrent one: INVALID_ARGUMENT
+ * "Transaction is invalid or closed", on the next read or at the commit.
+ */
+export function isEmulatorAbort(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false
+  const { code, message } = err as { code?: unknown; message?: unknown }
+  return code === 3 && typeof message === 'string' && message.includes('Transaction is invalid or closed')
+}
+
 export class Db {
   constructor(
     readonly firestore: Firestore,
     readonly prefix = '',
   ) {}
+  /**
+   * `firestore.runTransaction`, also run again when the Firestore emulator aborted it for a
+   * concurrent one (`isEmulatorAbort`): Firestore itself answers ABORTED, which the client library
+   * retries, the emulator INVALID_ARGUMENT, which it does not. Nothing of an aborted attempt was
+   * written, and `fn` is already one the library may run more than once. Five attempts in all.
+   */
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: ReadWriteTransactionOptions | ReadOnlyTransactionOptions): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.firestore.runTransaction(fn, options)
+      } catch (err) {
+        if (attempt >= TRANSACTION_ATTEMPTS || !isEmulatorAbort(err)) throw err
+        await sleep(Math.random() * 20 * 2 ** attempt)
+      }
+    }
+  }
+
   col(name: string) {
     return this.firestore.collection(this.prefix + name)
   }

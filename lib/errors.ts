@@ -1,6 +1,7 @@
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ZodError } from 'zod'
+import { isEmulatorAbort } from './db.js'
 import type { Logger } from './log.js'
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500
@@ -58,9 +59,8 @@ export function isAlreadyExists(err: unknown): boolean {
  */
 export function isContention(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false
-  const { code, message } = err as { code?: unknown; message?: unknown }
-  if (code === 10 || isAlreadyExists(err)) return true
-  return code === 3 && typeof message === 'string' && message.includes('Transaction is invalid or closed')
+  const { code } = err as { code?: unknown }
+  return code === 10 || isAlreadyExists(err) || isEmulatorAbort(err)
 }
 
 export function errorHandler(log: Logger) {

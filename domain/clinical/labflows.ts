@@ -284,7 +284,7 @@ export class LabflowStore {
     if (problems.length) throw badRequest(problems.join('; '))
     const id = labflowId(project.id, key)
     if (id === GERMLINE_ID) throw conflict(`labflow key '${key}' is taken`)
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const existing = await tx.get(this.heads().doc(id))
       const platform = await tx.get(this.heads().doc(labflowId(PLATFORM_SCOPE, key)))
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'labflow', id } })
@@ -324,7 +324,7 @@ export class LabflowStore {
     content: Partial<LabflowContent> & Pick<LabflowContent, 'stages' | 'transitions'>,
     by: string,
   ): Promise<LabflowVersion> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const snap = await tx.get(this.heads().doc(id))
       const head = snap.exists ? (snap.data() as LabflowHead) : id === GERMLINE_ID ? GERMLINE_HEAD : undefined
       if (!head || !LabflowStore.visible(head.scope, project.id)) throw notFound('labflow')
@@ -361,7 +361,7 @@ export class LabflowStore {
 
   /** Stores the platform's germline flow as version 1 (the local suite's seed; idempotent). */
   async seedPlatform(): Promise<void> {
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const head = await tx.get(this.heads().doc(GERMLINE_ID))
       const chain = await this.audit.prepare(tx, { entity: { type: 'labflow', id: GERMLINE_ID } })
       if (head.exists) return

@@ -134,7 +134,7 @@ export class OrderStore {
     const dup = ids.find((s, i) => ids.indexOf(s) !== i)
     if (dup) throw badRequest(`samples: sample ${dup} appears twice`)
     const id = newId()
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const now = this.now()
       const year = now.toDate().getUTCFullYear()
       const counterRef = this.refs.counter(project.id, year)
@@ -185,7 +185,7 @@ export class OrderStore {
    * accepted, so a client may send the whole order back.
    */
   async update(ctx: AuditContext, project: ClinicalProject, id: string, update: OrderUpdate, can: Can): Promise<OrderRecord | Refusal> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const order = await this.readOrder(tx, project.id, id)
       const current: Record<string, unknown> = { ...order, labflow_id: order.labflow.id }
       const changed = (Object.keys(update) as Array<keyof OrderUpdate>)
@@ -237,7 +237,7 @@ export class OrderStore {
 
   /** Deletes an order that was never signed (409 otherwise); its accession is never given again. */
   async delete(ctx: AuditContext, project: ClinicalProject, id: string): Promise<OrderRecord> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const order = await this.readOrder(tx, project.id, id)
       if (order.ever_signed) throw conflict(`order ${order.accession} has been signed and cannot be deleted; cancel it instead`)
       const samples = (await this.readSamples(tx, project.id, order.sample_ids)).filter((s): s is SampleRecord => !!s)
@@ -269,7 +269,7 @@ export class OrderStore {
     can: Can,
     by: string,
   ): Promise<OrderRecord | Refusal> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const order = await this.readOrder(tx, project.id, id)
       const reason = input.reason?.trim() || undefined
       const check = checkMove(order, input.to, can, reason)
@@ -346,7 +346,7 @@ export class OrderStore {
     role: SampleRole,
     by: string,
   ): Promise<{ order: OrderRecord; sample: SampleRecord; added: boolean }> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const order = await this.readOrder(tx, project.id, id)
       const sample = await this.readSample(tx, project.id, sampleId)
       if (!sample) throw notFound('sample')
@@ -374,7 +374,7 @@ export class OrderStore {
   }
 
   async removeSample(ctx: AuditContext, project: ClinicalProject, id: string, sampleId: string): Promise<OrderRecord> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const order = await this.readOrder(tx, project.id, id)
       const sample = await this.readSample(tx, project.id, sampleId)
       if (!order.sample_ids.includes(sampleId)) throw notFound('sample in this order')
@@ -436,7 +436,7 @@ export class OrderStore {
     can: Can,
     by: string,
   ): Promise<{ order: OrderRecord; labflow: LabflowVersion } | Refusal> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const order = await this.readOrder(tx, project.id, id)
       const state = order.labflow_state
       if (!state) throw conflict(`order ${order.accession} is ${order.status}; its labflow starts when it is signed`)

@@ -127,7 +127,7 @@ export class SampleStore {
     const keyRef = this.refs.key(project.id, 'sample', input.external_id)
     const taken = `a sample with external_id '${input.external_id}' already exists in this project`
     try {
-      return await this.db.firestore.runTransaction(async (tx) => {
+      return await this.db.transaction(async (tx) => {
         if ((await tx.get(keyRef)).exists) throw conflict(taken)
         const subject = (await tx.get(this.refs.subject(input.subject_id))).data() as SubjectRecord | undefined
         if (!subject || subject.project_id !== project.id) throw badRequest('subject_id: no such subject in this project')
@@ -178,7 +178,7 @@ export class SampleStore {
     const newKey = patch.external_id !== undefined ? this.refs.key(project.id, 'sample', patch.external_id) : undefined
     const taken = `a sample with external_id '${patch.external_id}' already exists in this project`
     try {
-      return await this.db.firestore.runTransaction(async (tx) => {
+      return await this.db.transaction(async (tx) => {
         const current = (await tx.get(this.refs.sample(id))).data() as SampleRecord | undefined
         if (!current || current.project_id !== project.id) throw notFound('sample')
         const signed = frozenBy([current])
@@ -233,7 +233,7 @@ export class SampleStore {
 
   /** Deletes a sample not held by a signed order, taking it out of the unsigned orders that hold it. */
   async delete(ctx: AuditContext, project: ClinicalProject, id: string): Promise<SampleRecord> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const sample = (await tx.get(this.refs.sample(id))).data() as SampleRecord | undefined
       if (!sample || sample.project_id !== project.id) throw notFound('sample')
       const signed = frozenBy([sample])

@@ -119,7 +119,7 @@ export class SubjectStore {
     const id = newId()
     const keyRef = this.refs.key(project.id, 'subject', input.external_id)
     try {
-      return await this.db.firestore.runTransaction(async (tx) => {
+      return await this.db.transaction(async (tx) => {
         const key = await tx.get(keyRef)
         if (key.exists) throw conflict(`a subject with external_id '${input.external_id}' already exists in this project`)
         const parentProblems = [
@@ -168,7 +168,7 @@ export class SubjectStore {
     }
     const newKey = patch.external_id !== undefined ? this.refs.key(project.id, 'subject', patch.external_id) : undefined
     try {
-      return await this.db.firestore.runTransaction(async (tx) => {
+      return await this.db.transaction(async (tx) => {
         const current = (await tx.get(this.refs.subject(id))).data() as SubjectRecord | undefined
         if (!current || current.project_id !== project.id) throw notFound('subject')
         const changesKey = patch.external_id !== undefined && patch.external_id !== current.external_id
@@ -224,7 +224,7 @@ export class SubjectStore {
    * holds one of its samples, or while another subject names it as a parent.
    */
   async delete(ctx: AuditContext, project: ClinicalProject, id: string): Promise<{ subject: SubjectRecord; samples: SampleRecord[] }> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const subject = (await tx.get(this.refs.subject(id))).data() as SubjectRecord | undefined
       if (!subject || subject.project_id !== project.id) throw notFound('subject')
       const samples = (await tx.get(this.refs.samples().where('subject_id', '==', id))).docs

@@ -47,7 +47,7 @@ export class PipelineStore {
     const id = pipelineId(scope, d.slug, d.version)
     const ref = this.col().doc(id)
     const platformRef = scope === PLATFORM_SCOPE ? undefined : this.col().doc(pipelineId(PLATFORM_SCOPE, d.slug, d.version))
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const existing = PipelineStore.data(await tx.get(ref))
       const platform = platformRef ? await tx.get(platformRef) : undefined
       const chainScope = scope === PLATFORM_SCOPE ? {} : { project_id: scope, org_id: input.org_id }

@@ -185,7 +185,7 @@ export class SignoffStore {
     form: { token: string; snapshotId: string; meaning: SignatureMeaning },
     signer: Signer,
   ): Promise<{ ok: true; snapshotId: string } | { ok: false; refusal: SignoffRefusal }> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const pageRef = this.refs.signoff(form.token)
       const page = (await tx.get(pageRef)).data() as SignoffRecord | undefined
       const now = this.clock.now()
@@ -258,7 +258,7 @@ export class SignoffStore {
     signer: Signer,
     session: ReauthState,
   ): Promise<{ ok: true; report: ReportRecord; signature: SignatureRecord } | { ok: false; refusal: SignoffRefusal }> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const found = (await tx.get(this.pendingQuery(session.sessionId, report.id))).docs[0]
       const pending = found?.data() as SignoffRecord | undefined
       const now = this.clock.now()

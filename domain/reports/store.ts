@@ -170,7 +170,7 @@ export class ReportStore {
     const order = await this.orders.resolve(project.id, orderIdOrAccession)
     if (!order) throw notFound(`order ${orderIdOrAccession}`)
     const id = newId()
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       // Read in the transaction, so that an order cancelled meanwhile gets no new report.
       const current = (await tx.get(this.db.col('orders').doc(order.id))).data() as OrderRecord | undefined
       if (!current || current.project_id !== project.id) throw notFound(`order ${orderIdOrAccession}`)
@@ -216,7 +216,7 @@ export class ReportStore {
   }
 
   async update(ctx: AuditContext, project: ReportProject, id: string, patch: ReportPatch): Promise<ReportRecord> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const report = await this.readReport(tx, project.id, id)
       this.assertDraft(report, 'is updated')
       const changed = (Object.keys(patch) as Array<keyof ReportPatch>)
@@ -244,7 +244,7 @@ export class ReportStore {
 
   /** Deletes a draft with its variants, comments and snapshots; a draft amendment frees the revision it would replace. */
   async delete(ctx: AuditContext, project: ReportProject, id: string): Promise<ReportRecord> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const report = await this.readReport(tx, project.id, id)
       this.assertDraft(report, 'is deleted')
       const [variants, comments, snapshots] = await Promise.all([
@@ -280,7 +280,7 @@ export class ReportStore {
     can: Can,
     by: string,
   ): Promise<ReportRecord | Refusal> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const report = await this.readReport(tx, project.id, id)
       const reason = input.reason?.trim() || undefined
       const shape = shapeOf(report)
@@ -330,7 +330,7 @@ export class ReportStore {
     author: UserRef,
   ): Promise<ReportRecord> {
     const newReportId = newId()
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const source = await this.readReport(tx, project.id, id)
       if (source.status !== 'signed') {
         throw conflict(
@@ -440,7 +440,7 @@ export class ReportStore {
   ): Promise<JoinedVariant> {
     const cached: CachedVariant | undefined = await this.variantSource.getVariant(project.id, report.order_id, variantId)
     if (!cached) throw notFound(`variant ${variantId} in the variant cache of order ${report.order_accession}`)
-    const record = await this.db.firestore.runTransaction(async (tx) => {
+    const record = await this.db.transaction(async (tx) => {
       const current = await this.readReport(tx, project.id, report.id)
       this.assertDraft(current, 'takes variants')
       const ref = this.refs.variant(report.id, variantId)
@@ -488,7 +488,7 @@ export class ReportStore {
     variantId: string,
     overrides: VariantOverrides,
   ): Promise<JoinedVariant> {
-    const record = await this.db.firestore.runTransaction(async (tx) => {
+    const record = await this.db.transaction(async (tx) => {
       const current = await this.readReport(tx, project.id, report.id)
       const ref = this.refs.variant(report.id, variantId)
       const existing = (await tx.get(ref)).data() as ReportVariantRecord | undefined
@@ -524,7 +524,7 @@ export class ReportStore {
   }
 
   async removeVariant(ctx: AuditContext, project: ReportProject, report: ReportRecord, variantId: string): Promise<void> {
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const current = await this.readReport(tx, project.id, report.id)
       const ref = this.refs.variant(report.id, variantId)
       const existing = (await tx.get(ref)).data() as ReportVariantRecord | undefined
@@ -564,7 +564,7 @@ export class ReportStore {
 
   async addComment(ctx: AuditContext, project: ReportProject, reportId: string, input: { type: CommentType; comment: string }, author: UserRef) {
     const id = newId()
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const report = await this.readReport(tx, project.id, reportId)
       this.assertDiscussable(report)
       if (report.comment_count >= MAX_REPORT_COMMENTS) throw conflict(`report ${reportId} already has ${MAX_REPORT_COMMENTS} comments`)
@@ -603,7 +603,7 @@ export class ReportStore {
     input: { comment?: string; resolved?: boolean },
     caller: { id: string; can: Can },
   ): Promise<CommentRecord | Refusal> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const report = await this.readReport(tx, project.id, reportId)
       const existing = (await tx.get(this.refs.comment(commentId))).data() as CommentRecord | undefined
       if (!existing || existing.report_id !== reportId) throw notFound('comment')
@@ -733,7 +733,7 @@ export class ReportStore {
     opts: { reuse?: boolean } = {},
   ): Promise<SnapshotRecord> {
     const id = newId()
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const { report: current, json, sha256 } = await this.currentContent(report, tx)
       if (opts.reuse && current.latest_snapshot?.sha256 === sha256) {
         const latest = (await tx.get(this.refs.snapshot(current.latest_snapshot.id))).data() as SnapshotRecord | undefined

@@ -201,7 +201,7 @@ export class RunStore {
       : undefined
     const id = newId()
     let name: string | undefined
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const now = this.now()
       if (keyRef && input.idempotency) {
         const existing = await tx.get(keyRef)
@@ -307,7 +307,7 @@ export class RunStore {
    * The caller deletes the Batch job after this commits, when `run.job` is set.
    */
   async cancel(ctx: AuditContext, projectId: string, runId: string, by: string): Promise<{ run: RunRecord; changed: boolean }> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const run = RunStore.data(await tx.get(this.ref(runId)))
       if (!run || run.project_id !== projectId) throw notFound('run')
       const next = advance(run.status, 'cancelled')
@@ -346,7 +346,7 @@ export class RunStore {
 
   /** Records the Batch job of a run, once (a second call is a no-op). A job made for a run cancelled meanwhile is marked for deletion. */
   async recordJob(runId: string, job: { name: string; uid?: string }): Promise<RunRecord | undefined> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const run = RunStore.data(await tx.get(this.ref(runId)))
       if (!run || run.job) return run
       const chain = await this.audit.prepare(tx, { project_id: run.project_id, entity: { type: 'run', id: run.id } })
@@ -381,7 +381,7 @@ export class RunStore {
     runId: string,
     event: { status: RunStatus; at: Date; output?: string; error_message?: string; source: string; job?: { name: string; uid?: string } },
   ): Promise<{ changed: boolean; run?: RunRecord }> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const run = RunStore.data(await tx.get(this.ref(runId)))
       if (!run) return { changed: false }
       const next = advance(run.status, event.status)
@@ -434,7 +434,7 @@ export class RunStore {
 
   /** Keeps a queued run queued, saying why it has not started (quota, permissions, connectivity). */
   async markDispatchProblem(runId: string, reason: string): Promise<void> {
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const run = RunStore.data(await tx.get(this.ref(runId)))
       if (!run || run.status !== 'queued') return
       tx.update(this.ref(runId), {

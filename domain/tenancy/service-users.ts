@@ -48,7 +48,7 @@ export class ServiceUserStore {
       created: this.now(),
       created_by: ctx.actor.id,
     }
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const clash = await tx.get(this.ofOrg(input.orgId).where('name', '==', input.name).limit(1))
       const chain = await this.audit.prepare(tx, { org_id: input.orgId, entity: { type: 'service_user', id: user.id } })
       if (!clash.empty) throw conflict(`a service user named '${input.name}' already exists in this organization`)
@@ -75,7 +75,7 @@ export class ServiceUserStore {
     patch: { name?: string; description?: string; disabled?: boolean },
   ): Promise<ServiceUserRecord> {
     const ref = this.db.col('users').doc(user.id)
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const current = (await tx.get(ref)).data() as ServiceUserRecord | undefined
       const clash =
         patch.name && patch.name !== current?.name ? await tx.get(this.ofOrg(user.org_id).where('name', '==', patch.name).limit(1)) : undefined
@@ -117,7 +117,7 @@ export class ServiceUserStore {
       created: this.now(),
       created_by: ctx.actor.id,
     }
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const existing = await tx.get(this.db.col('service_keys').where('service_user_id', '==', user.id))
       const chain = await this.audit.prepare(tx, { org_id: user.org_id, entity: { type: 'service_key', id: key.id } })
       const active = existing.docs.filter((d) => !d.get('revoked_at')).length
@@ -143,7 +143,7 @@ export class ServiceUserStore {
   /** Revokes the key; service tokens obtained with it stop working at once, as their check reads the key. */
   async revokeKey(ctx: AuditContext, user: ServiceUserRecord, keyId: string): Promise<void> {
     const ref = this.db.col('service_keys').doc(keyId)
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const snap = await tx.get(ref)
       const chain = await this.audit.prepare(tx, { org_id: user.org_id, entity: { type: 'service_key', id: keyId } })
       if (!snap.exists || snap.get('service_user_id') !== user.id) throw notFound('key')
@@ -166,7 +166,7 @@ export class ServiceUserStore {
     const now = this.clock.now()
     const keyRef = this.db.col('service_keys').doc(key.id)
     const jtiRef = this.db.col('used_assertions').doc(sha256(`${key.service_user_id}:${input.jti}`))
-    const exchange = this.db.firestore.runTransaction(async (tx) => {
+    const exchange = this.db.transaction(async (tx) => {
       const [keySnap, used] = await Promise.all([tx.get(keyRef), tx.get(jtiRef)])
       const chain = await this.audit.prepare(tx, { org_id: key.org_id, entity: { type: 'service_user', id: key.service_user_id } })
       if (!keySnap.exists || keySnap.get('revoked_at')) throw unauthorized('invalid_grant: the key was revoked')

@@ -46,7 +46,7 @@ export class AdminStore {
 
   async createOrg(ctx: AuditContext, input: { name: string; slug?: string; ownerId: string }): Promise<OrgRecord> {
     const org: OrgRecord = { id: newId(), name: input.name, slug: input.slug ?? slugify(input.name), created: this.now() }
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const clash = await tx.get(this.db.col('organizations').where('slug', '==', org.slug).limit(1))
       const chain = await this.audit.prepare(tx, { org_id: org.id, entity: { type: 'organization', id: org.id } })
       // A retried transaction may find the organization its first attempt committed: that is not a clash.
@@ -87,7 +87,7 @@ export class AdminStore {
       credentials: input.serviceAccountEmail ? { service_account_email: input.serviceAccountEmail, configured_at: now } : undefined,
       created: now,
     }
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const clash = await tx.get(this.db.col('projects').where('org_id', '==', input.org.id).where('slug', '==', slug).limit(1))
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project', id: project.id } })
       // A retried transaction may find the project its first attempt committed: that is not a clash.
@@ -124,7 +124,7 @@ export class AdminStore {
 
   async setCredentials(ctx: AuditContext, project: ProjectRecord, serviceAccountEmail: string | null): Promise<ProjectRecord> {
     const credentials = serviceAccountEmail ? { service_account_email: serviceAccountEmail, configured_at: this.now() } : undefined
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project', id: project.id } })
       tx.update(this.db.col('projects').doc(project.id), { credentials: credentials ?? FieldValue.delete() })
       chain.write(ctx, {
@@ -140,7 +140,7 @@ export class AdminStore {
 
   /** Sets (or with null removes) the letterhead the project's reports carry. */
   async setLetterhead(ctx: AuditContext, project: ProjectRecord, letterhead: Letterhead | null): Promise<ProjectRecord> {
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project', id: project.id } })
       tx.update(this.db.col('projects').doc(project.id), { letterhead: letterhead ?? FieldValue.delete() })
       chain.write(ctx, {
@@ -158,7 +158,7 @@ export class AdminStore {
   /** Finds a user by e-mail, creating an account with no roles when none exists (linked to the IdP at first login). */
   async ensureUser(email: string): Promise<UserRecord> {
     const normalized = email.toLowerCase()
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const q = await tx.get(this.db.col('users').where('email', '==', normalized).limit(1))
       if (!q.empty) return q.docs[0]!.data() as UserRecord
       const user: UserRecord = { id: newId(), kind: 'user', email: normalized, name: normalized, created: this.now() }
@@ -182,7 +182,7 @@ export class AdminStore {
   async setMemberRoles(ctx: AuditContext, project: ProjectRecord, user: UserRecord, roles: ProjectRole[]): Promise<MemberRecord> {
     const ref = this.db.col('project_members').doc(memberId(project.id, user.id))
     const record: MemberRecord = { project_id: project.id, org_id: project.org_id, user_id: user.id, roles: [...new Set(roles)], updated: this.now() }
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const before = await tx.get(ref)
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project_member', id: user.id } })
       tx.set(ref, record)
@@ -200,7 +200,7 @@ export class AdminStore {
 
   async removeMember(ctx: AuditContext, project: ProjectRecord, userId: string): Promise<void> {
     const ref = this.db.col('project_members').doc(memberId(project.id, userId))
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const [before, account] = await Promise.all([tx.get(ref), tx.get(this.db.col('users').doc(userId))])
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project_member', id: userId } })
       if (!before.exists) throw notFound('member')
@@ -226,7 +226,7 @@ export class AdminStore {
   async setOrgRole(ctx: AuditContext, orgId: string, user: UserRecord, role: OrgRole): Promise<OrgMemberRecord> {
     const ref = this.db.col('org_members').doc(memberId(orgId, user.id))
     const record: OrgMemberRecord = { org_id: orgId, user_id: user.id, role, updated: this.now() }
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const before = await tx.get(ref)
       const chain = await this.audit.prepare(tx, { org_id: orgId, entity: { type: 'org_member', id: user.id } })
       tx.set(ref, record)
@@ -243,7 +243,7 @@ export class AdminStore {
 
   async removeOrgMember(ctx: AuditContext, orgId: string, userId: string): Promise<void> {
     const ref = this.db.col('org_members').doc(memberId(orgId, userId))
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const [before, account] = await Promise.all([tx.get(ref), tx.get(this.db.col('users').doc(userId))])
       const chain = await this.audit.prepare(tx, { org_id: orgId, entity: { type: 'org_member', id: userId } })
       if (!before.exists) throw notFound('member')
@@ -264,7 +264,7 @@ export class AdminStore {
   }
 
   async setDefaultProject(ctx: AuditContext, user: UserRecord, project: ProjectRecord): Promise<void> {
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'user', id: user.id } })
       tx.update(this.db.col('users').doc(user.id), { default_project_id: project.id })
       chain.write(ctx, {

@@ -241,7 +241,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 async function claim(ctx: Ctx): Promise<StepResult | undefined> {
   const { deps, refs, holder } = ctx
   let kick: string | undefined
-  const result = await deps.db.firestore.runTransaction(async (tx): Promise<StepResult | undefined> => {
+  const result = await deps.db.transaction(async (tx): Promise<StepResult | undefined> => {
     kick = undefined
     const [ingSnap, headSnap] = await tx.getAll(refs.ingestion, refs.head)
     const ing = ingSnap!.data() as IngestionRecord | undefined
@@ -299,7 +299,7 @@ const lease = (ctx: Ctx, now: Timestamp) => Timestamp.fromMillis(now.toMillis() 
  */
 async function checkpoint(ctx: Ctx, state: Partial<StepState>, extra: Record<string, unknown> = {}, head: Record<string, unknown> = {}) {
   const { deps, refs } = ctx
-  await deps.db.firestore.runTransaction(async (tx) => {
+  await deps.db.transaction(async (tx) => {
     const [headSnap, ingSnap] = await tx.getAll(refs.head, refs.ingestion)
     const lock = (headSnap!.data() as CacheHead | undefined)?.lock
     const status = (ingSnap!.data() as IngestionRecord | undefined)?.status
@@ -332,7 +332,7 @@ async function fail(ctx: Ctx, error: IngestionError) {
   const { deps, refs } = ctx
   let latest: string | undefined
   let wroteBuild = false
-  await deps.db.firestore.runTransaction(async (tx) => {
+  await deps.db.transaction(async (tx) => {
     const [ingSnap, headSnap] = await tx.getAll(refs.ingestion, refs.head)
     const ing = ingSnap!.data() as IngestionRecord | undefined
     const head = headSnap!.data() as CacheHead | undefined
@@ -685,7 +685,7 @@ async function retract(ctx: Ctx, build: string, after: string | undefined): Prom
 async function switchCache(ctx: Ctx): Promise<void> {
   const { deps, refs, ing } = ctx
   let latest: string | undefined
-  await deps.db.firestore.runTransaction(async (tx) => {
+  await deps.db.transaction(async (tx) => {
     const [ingSnap, headSnap] = await tx.getAll(refs.ingestion, refs.head)
     const current = ingSnap!.data() as IngestionRecord
     const head = headSnap!.data() as CacheHead

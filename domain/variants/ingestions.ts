@@ -165,7 +165,7 @@ export class IngestionStore {
     const id = input.id ?? newId()
     const ref = this.refs.ingestion(id)
     const headRef = this.heads.head(input.order.id)
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const [existingSnap, headSnap, orderSnap] = await tx.getAll(ref, headRef, this.refs.order(input.order.id))
       const existing = existingSnap!.data() as IngestionRecord | undefined
       if (existing) {
@@ -256,7 +256,7 @@ export class IngestionStore {
    * runner was started within `freshMs`, so that a duplicated message starts no second execution.
    */
   async claimRunner(id: string, freshMs: number, runner: () => string): Promise<boolean> {
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const ing = (await tx.get(this.refs.ingestion(id))).data() as IngestionRecord | undefined
       if (!ing || !ing.pending) return false
       const now = this.now()

@@ -168,7 +168,7 @@ export class OidcLogin {
   /** Takes the login state out of the store: a state works once, and only before it expires. */
   private async consumeState(state: string): Promise<LoginStateRecord> {
     const ref = this.deps.db.col('login_states').doc(state)
-    const record = await this.deps.db.firestore.runTransaction(async (tx) => {
+    const record = await this.deps.db.transaction(async (tx) => {
       const snap = await tx.get(ref)
       if (!snap.exists) return undefined
       tx.delete(ref)

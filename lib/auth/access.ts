@@ -128,7 +128,7 @@ export class AccessStore {
     if (bySub) return bySub
     // Only an address the provider vouches for may claim an invited account.
     const email = claims.email_verified === false ? undefined : claims.email?.toLowerCase()
-    return this.db.firestore.runTransaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const existing = email ? (await tx.get(this.db.col('users').where('email', '==', email).limit(1))).docs[0] : undefined
       const found = existing?.data() as UserRecord | undefined
       if (found?.oidc_subject && found.oidc_subject !== claims.sub) {

@@ -77,7 +77,7 @@ export class LoginThrottle {
   /** Counts a failed attempt on every key; the attempt that reaches a threshold locks its key. */
   async failed(keys: ThrottleKey[]): Promise<void> {
     const refs = keys.map((k) => this.ref(k))
-    await this.db.firestore.runTransaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const snaps = await tx.getAll(...refs)
       const now = this.clock.now().getTime()
       snaps.forEach((snap, i) => {

@@ -173,7 +173,7 @@ users.openapi(
     const now = deps.clock.now()
     const expiresAt = expiryOf(body, now)
     const ctx = auditContext(c)
-    const created = await deps.db.firestore.runTransaction(async (tx) => {
+    const created = await deps.db.transaction(async (tx) => {
       const id = newId()
       const chain = await deps.audit.prepare(tx, { entity: { type: 'personal_token', id } })
       const t = deps.tokens.createPersonalIn(tx, { id, userId: p.user.id, name: body.name, expiresAt, now })
@@ -223,7 +223,7 @@ users.openapi(
     const id = c.req.valid('param').id
     const ctx = auditContext(c)
     const now = deps.clock.now()
-    await deps.db.firestore.runTransaction(async (tx) => {
+    await deps.db.transaction(async (tx) => {
       const chain = await deps.audit.prepare(tx, { entity: { type: 'personal_token', id } })
       const found = await deps.tokens.getPersonalIn(tx, userId, id)
       if (!found) throw notFound('token')
