@@ -1,11 +1,12 @@
 // `npm test`: the lint (types, eslint, prettier, the OpenAPI documents) and every test tier at once.
-// The tests spend most of their time waiting on the emulators and the suites they start, so three
-// things run side by side: the lint; the unit and integration tiers (three files at a time, on the
-// shared emulators); and the end-to-end tier, one file at a time (each starts whole local suites of
-// its own). In one vitest run the end-to-end files could only start once every other file had
-// ended (vitest runs files that may not run in parallel after all others), so they have a vitest
-// run of their own. The live output is the unit and integration run's; the end-to-end run's is
-// held back and printed whole at the end, and the lint's too when it failed.
+// The tests spend much of their time waiting on the emulators and the suites they start, so three
+// things run side by side: the unit and integration tiers (four files at a time, on the shared
+// emulators); the end-to-end tier, two files at a time (each starts whole local suites of its own);
+// and the lint, at a lower CPU priority, on what the tests leave idle. In one vitest run the
+// end-to-end files could only start once every other file had ended (vitest runs files that may not
+// run in parallel after all others), so they have a vitest run of their own. The live output is the
+// unit and integration run's; the end-to-end run's is held back and printed whole at the end, and the
+// lint's too when it failed.
 // With arguments (`npm test -- test/unit/lib`), it is the lint beside one `vitest run <arguments>`.
 import { spawn } from 'node:child_process'
 
@@ -33,11 +34,20 @@ function job(name, command, args, { live = false } = {}) {
 }
 
 const extra = process.argv.slice(2)
-const runs = [job('npm run lint', npm, ['run', '--silent', 'lint'])]
+// The lint at a lower CPU priority: it has no one waiting on it, and takes the cores the tests leave idle.
+const lint = process.platform === 'linux' ? ['nice', ['-n', '10', npm, 'run', '--silent', 'lint']] : [npm, ['run', '--silent', 'lint']]
+const runs = [job('npm run lint', ...lint)]
 if (extra.length) runs.push(job('vitest', 'npx', ['vitest', 'run', ...extra], { live: true }))
 else {
-  runs.push(job('vitest: unit and integration', 'npx', ['vitest', 'run', '--project', 'unit', '--project', 'integration'], { live: true }))
-  runs.push(job('vitest: end to end', 'npx', ['vitest', 'run', '--project', 'e2e']))
+  runs.push(
+    job(
+      'vitest: unit and integration',
+      'npx',
+      ['vitest', 'run', '--project', 'unit', '--project', 'unit-memory', '--project', 'integration', '--maxWorkers', '4'],
+      { live: true },
+    ),
+  )
+  runs.push(job('vitest: end to end', 'npx', ['vitest', 'run', '--project', 'e2e', '--maxWorkers', '2']))
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => children.forEach((c) => c.kill(signal)))
