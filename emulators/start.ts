@@ -60,7 +60,10 @@ function parseFlags() {
 }
 
 function summary(suite: SuiteFile, passwordCreated: boolean): string {
-  const pad = (s: string) => s.padEnd(20)
+  // The label column fits the longest label (a function's name is as long as it needs), and two spaces more.
+  const labels = [...Object.keys(suite.services), ...Object.keys(suite.functions).map((name) => `fn ${name}`), 'Firestore emulator']
+  const width = Math.max(...labels.map((l) => l.length)) + 2
+  const pad = (s: string) => s.padEnd(width)
   const lines = [
     '',
     `The local suite is running (pid ${suite.pid}).`,

@@ -333,9 +333,9 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
 
   app.use('*', requestLogging(deps))
   // The documents read for this request alone (see Prefetch): nothing is kept between requests.
-  app.use('*', async (c, next) => {
+  app.use('*', (c, next) => {
     kernelContext(c).set('reads', new RequestReads())
-    await next()
+    return next()
   })
   app.use('*', securityHeaders(deps.config))
   // Limited before anything reads the body (chunked bodies are counted as they arrive). A GET or HEAD
@@ -348,9 +348,9 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   // Registered before authentication, so that the route's documents join its round trip (see resolvePrincipal).
   for (const p of opts.prefetch ?? []) {
     for (const path of p.paths) {
-      app.on(p.method.toUpperCase(), API_PREFIX + path.replaceAll(/\/{(.+?)}/g, '/:$1'), async (c, next) => {
+      app.on(p.method.toUpperCase(), API_PREFIX + path.replaceAll(/\/{(.+?)}/g, '/:$1'), (c, next) => {
         kernelContext(c).get('reads').want(p.docs(c.req.param(), deps))
-        await next()
+        return next()
       })
     }
   }
