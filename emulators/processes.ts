@@ -216,16 +216,6 @@ interface EmulatorOptions {
   onSpawn?: (pid: number) => void
 }
 
-/**
- * The emulators' JVMs compile with C1 only and collect garbage with the serial collector: they
- * start and warm up on far less CPU (a test run starts a dozen of them on two cores). A
- * JAVA_TOOL_OPTIONS of the user's own comes after these, so its options win.
- */
-const EMULATOR_JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'
-const emulatorEnv = (): NodeJS.ProcessEnv => ({
-  JAVA_TOOL_OPTIONS: [EMULATOR_JVM_OPTIONS, process.env.JAVA_TOOL_OPTIONS].filter(Boolean).join(' '),
-})
-
 export async function startFirestoreEmulator(opts: EmulatorOptions & { importData?: string; exportOnExit?: string } = {}) {
   const port = opts.port ?? (await freePort())
   const host = `127.0.0.1:${port}`
@@ -236,7 +226,6 @@ export async function startFirestoreEmulator(opts: EmulatorOptions & { importDat
     name: 'firestore emulator',
     command: emulatorCommand('firestore'),
     args,
-    env: emulatorEnv(),
     host,
     readyUrl: `http://${host}/`,
     logFile: opts.logFile,
@@ -253,7 +242,6 @@ export async function startPubsubEmulator(opts: EmulatorOptions & { dataDir?: st
     name: 'pubsub emulator',
     command: emulatorCommand('pubsub'),
     args,
-    env: emulatorEnv(),
     host,
     readyUrl: `http://${host}/`,
     logFile: opts.logFile,
