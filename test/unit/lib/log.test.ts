@@ -155,21 +155,14 @@ describe('the standard streams sink', () => {
       log.error('four')
       expect(writes).toEqual([])
       await new Promise((r) => setImmediate(r))
-      const lines = (name: string) => writes.filter(([n]) => n === name).map(([, text]) => text)
-      expect(lines('stdout')).toHaveLength(1)
-      expect(lines('stderr')).toHaveLength(1)
-      expect(
-        lines('stdout')[0]!
+      const writesTo = (name: string) => writes.filter(([n]) => n === name).map(([, text]) => text)
+      const messages = (text: string) =>
+        text
           .split('\n')
           .filter(Boolean)
-          .map((l) => JSON.parse(l).message),
-      ).toEqual(['one', 'three'])
-      expect(
-        lines('stderr')[0]!
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l).message),
-      ).toEqual(['two', 'four'])
+          .map((l) => JSON.parse(l).message)
+      expect(writesTo('stdout').map(messages)).toEqual([['one', 'three']])
+      expect(writesTo('stderr').map(messages)).toEqual([['two', 'four']])
     } finally {
       out.mockRestore()
       err.mockRestore()
