@@ -28,7 +28,7 @@ export type LogSink = (line: string, severity: Severity) => void
  */
 const pendingLines = { stdout: '', stderr: '' }
 let flushScheduled = false
-export function flushLogLines() {
+function flushLogLines() {
   flushScheduled = false
   const { stdout, stderr } = pendingLines
   pendingLines.stdout = pendingLines.stderr = ''

@@ -138,11 +138,16 @@ export interface RunResult {
   stderr: string
 }
 
+/**
+ * `npm start` as the tests run it: Node itself with tsx as its loader, one process (npx and tsx's
+ * CLI would add two, and a second of CPU, in front of it). Node by its path, so PATH can be emptied
+ * to hide gcloud and java without hiding node.
+ */
+const startCommand = (args: string[]): [string, string[]] => [process.execPath, ['--import', 'tsx', 'emulators/start.ts', ...args]]
+
 /** Runs `emulators/start.ts` to completion, for the cases where it refuses to start. */
 export async function runStart(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
-  // Node itself runs tsx's CLI, so PATH can be emptied to hide gcloud and java without hiding node.
-  const tsxCli = join(repoRoot, 'node_modules/tsx/dist/cli.mjs')
-  const child = spawn(process.execPath, [tsxCli, 'emulators/start.ts', ...args], {
+  const child = spawn(...startCommand(args), {
     cwd: repoRoot,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -165,11 +170,10 @@ export async function runStart(args: string[], opts: { env?: NodeJS.ProcessEnv; 
 }
 
 export async function spawnLocalSuite(opts: { dataDir: string; basePort: number; clean?: boolean; timeoutMs?: number }): Promise<SpawnedSuite> {
-  // Node itself, with tsx as its loader: one process, where npx and tsx's CLI would add two (and a second of CPU) in front of it.
-  const args = ['--import', 'tsx', 'emulators/start.ts', '--data-dir', opts.dataDir, '--base-port', String(opts.basePort)]
+  const args = ['--data-dir', opts.dataDir, '--base-port', String(opts.basePort)]
   if (opts.clean) args.push('--clean')
   const spawnedAt = Date.now()
-  const child = spawn(process.execPath, args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(...startCommand(args), { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   // The last 50,000 characters of what it wrote, kept as chunks: under load the services write an
   // access line per request, and copying the whole tail at every chunk would cost the reader (a
   // benchmark's load generator) more than its own requests.
