@@ -63,8 +63,10 @@ export function isContention(err: unknown): boolean {
   return code === 10 || isAlreadyExists(err) || isEmulatorAbort(err)
 }
 
-export function errorHandler(log: Logger) {
+export function errorHandler(fallback: Logger) {
   return (err: Error, c: Context) => {
+    // The request's own logger (its id and trace on the line), unless the error came before it had one.
+    const log = (c.get('deps' as never) as { log?: Logger } | undefined)?.log ?? fallback
     if (err instanceof ApiError) {
       if (err.status === 401) c.header('WWW-Authenticate', 'Bearer')
       for (const [name, value] of Object.entries(err.headers)) c.header(name, value)
@@ -79,7 +81,7 @@ export function errorHandler(log: Logger) {
       log.warn('transaction contention', { path: c.req.path, method: c.req.method, error: err })
       return c.json({ detail: 'the record was changed by concurrent requests; nothing was saved, send the request again' }, 409)
     }
-    log.error('unhandled error', { path: c.req.path, method: c.req.method, error: err, request_id: c.get('requestId' as never) })
+    log.error('unhandled error', { path: c.req.path, method: c.req.method, error: err })
     return c.json({ detail: 'internal error' }, 500)
   }
 }

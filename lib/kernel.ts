@@ -3,10 +3,11 @@ import { AuditWriter } from './audit.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import { createFirestore, Db, type Firestore } from './db.js'
-import { createLogger, type Logger } from './log.js'
+import { createLogger, type Logger, type LogScope } from './log.js'
 import { OidcVerifier } from './auth/oidc.js'
 import { LoginThrottle } from './auth/throttle.js'
 import { TokenStore } from './auth/tokens.js'
+import { correlatedQueue, type Queue } from './queue.js'
 
 /** What every service is built from; services extend it with their own stores and adapters. */
 export interface KernelDeps {
@@ -38,4 +39,14 @@ export function createKernel(config: Config, service: string, opts: { firestore?
     throttle: new LoginThrottle(db, clock),
     oidc: config.oidc ? new OidcVerifier(config.oidc) : undefined,
   }
+}
+
+/**
+ * The dependencies as the code handling one request or event is given them: its logger puts the
+ * scope's fields (the request id, the trace, an event's ids) on every line, and its queue hands the
+ * request id and trace on to every message it publishes. A handler passes these on to the domain
+ * code it calls, so a line logged however deep carries them.
+ */
+export function inScope<D extends { log: Logger; queue?: Queue }>(deps: D, scope: LogScope): D {
+  return { ...deps, log: deps.log.with(scope.fields), ...(deps.queue ? { queue: correlatedQueue(deps.queue, scope) } : {}) }
 }

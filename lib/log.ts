@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import type { TraceContext } from './trace.js'
 
 /** LOG_LEVEL's values; the lines themselves carry Cloud Logging's severity names. */
@@ -14,6 +13,8 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void
   warn(msg: string, fields?: LogFields): void
   error(msg: string, fields?: LogFields): void
+  /** A logger whose lines also carry `fields` (a scope's request id, trace, event ids); an undefined field adds nothing. */
+  with(fields: LogFields): Logger
 }
 
 /** Where finished lines go: one JSON object, without its newline. */
@@ -45,9 +46,11 @@ export const stdioSink: LogSink = (line, severity) => {
 }
 
 /**
- * What the code serving one request (or handling one event) shares with every line it logs:
- * `fields` (the request id, the trace) are merged into each line by any logger, however deep the
- * call, without being passed down; `trace` and `requestId` travel on with the messages it publishes.
+ * What the code serving one request (or handling one event) shares: `fields` (the request id, the
+ * trace) go on every line it logs, `trace` and `requestId` on the messages it publishes. The scope
+ * travels explicitly, in the dependencies the handler is given (lib/kernel.ts `inScope`), not in
+ * an AsyncLocalStorage: on Node 20 a live AsyncLocalStorage runs a hook for every promise of the
+ * process, which cost about 7 % of the CPU of serving GET /runs/{id}.
  */
 export interface LogScope {
   fields: LogFields
@@ -55,18 +58,7 @@ export interface LogScope {
   trace?: TraceContext
 }
 
-const scopes = new AsyncLocalStorage<LogScope>()
-
 const defined = (fields: LogFields | undefined) => Object.entries(fields ?? {}).filter(([, v]) => v !== undefined)
-
-/** Runs `fn` in a scope nested in the current one (its fields added to the outer ones; an undefined field adds nothing). */
-export function inLogScope<T>(scope: LogScope, fn: () => T): T {
-  const outer = scopes.getStore()
-  const fields = { ...outer?.fields, ...Object.fromEntries(defined(scope.fields)) }
-  return scopes.run({ requestId: scope.requestId ?? outer?.requestId, trace: scope.trace ?? outer?.trace, fields }, fn)
-}
-
-export const currentLogScope = (): LogScope | undefined => scopes.getStore()
 
 /**
  * Credentials that must never reach a log, whatever line they slipped into (an error message
@@ -86,14 +78,14 @@ function serialize(value: unknown): unknown {
 
 /**
  * Structured one-line JSON logs in the shape Cloud Logging parses: `severity`, `message`, the
- * logger's base fields, the current scope's fields, then the call's own. `sink` is where lines go
- * (tests capture them there).
+ * logger's base fields (with those of its scopes, `with`), then the call's own. `sink` is where
+ * lines go (tests capture them there).
  */
 export function createLogger(level: Level, base: LogFields = {}, sink: LogSink = stdioSink): Logger {
   const write = (lvl: Exclude<Level, 'silent'>, message: string, fields?: LogFields) => {
     if (order[lvl] < order[level]) return
     const severity = SEVERITY[lvl]
-    const entry: LogFields = { severity, message, ...base, ...scopes.getStore()?.fields }
+    const entry: LogFields = { severity, message, ...base }
     for (const [k, v] of defined(fields)) entry[k] = serialize(v)
     // A field of the call may not pass for the line's own severity or message.
     Object.assign(entry, { severity, message })
@@ -102,7 +94,7 @@ export function createLogger(level: Level, base: LogFields = {}, sink: LogSink =
       line = JSON.stringify(entry)
     } catch (err) {
       // A circular or BigInt field must not turn a log call into a failed request.
-      line = JSON.stringify({ severity, message, ...base, ...scopes.getStore()?.fields, log_error: serialize(err) })
+      line = JSON.stringify({ severity, message, ...base, log_error: serialize(err) })
     }
     sink(redactSecrets(line), severity)
   }
@@ -111,5 +103,6 @@ export function createLogger(level: Level, base: LogFields = {}, sink: LogSink =
     info: (m, f) => write('info', m, f),
     warn: (m, f) => write('warn', m, f),
     error: (m, f) => write('error', m, f),
+    with: (fields) => createLogger(level, { ...base, ...Object.fromEntries(defined(fields)) }, sink),
   }
 }

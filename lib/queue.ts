@@ -1,7 +1,7 @@
 import { PubSub, type Topic } from '@google-cloud/pubsub'
 import type { z } from 'zod'
 import type { Config } from './config.js'
-import { currentLogScope } from './log.js'
+import type { LogScope } from './log.js'
 import { toTraceparent } from './trace.js'
 
 /**
@@ -25,16 +25,20 @@ export const messageType = <T>(kind: string, schema: z.ZodType<T>, topic: (confi
  * The request (or event) a message is published from, so that the consumer's log lines carry the
  * same request id and trace: `request_id` and a W3C `traceparent`.
  */
-export function correlationAttributes(): Record<string, string> {
-  const scope = currentLogScope()
+export function correlationAttributes(scope: Pick<LogScope, 'requestId' | 'trace'>): Record<string, string> {
   return {
-    ...(scope?.requestId ? { request_id: scope.requestId } : {}),
-    ...(scope?.trace ? { traceparent: toTraceparent(scope.trace) } : {}),
+    ...(scope.requestId ? { request_id: scope.requestId } : {}),
+    ...(scope.trace ? { traceparent: toTraceparent(scope.trace) } : {}),
   }
 }
 
 export interface Queue {
   publish<T>(type: MessageType<T>, data: T, attributes?: Record<string, string>): Promise<string>
+}
+
+/** The queue as one request or event publishes to it: each message carries its request id and trace (the caller's attributes win). */
+export function correlatedQueue(queue: Queue, scope: Pick<LogScope, 'requestId' | 'trace'>): Queue {
+  return { publish: (type, data, attributes = {}) => queue.publish(type, data, { ...correlationAttributes(scope), ...attributes }) }
 }
 
 /** Pub/Sub publisher; the emulator is used when PUBSUB_EMULATOR_HOST is set, as the client library does. */
@@ -64,7 +68,7 @@ export class PubSubQueue implements Queue {
     const body = type.schema.parse(data)
     return this.topic(type.topic(this.config)).publishMessage({
       json: body,
-      attributes: { kind: type.kind, ...correlationAttributes(), ...attributes },
+      attributes: { kind: type.kind, ...attributes },
     })
   }
 }

@@ -4,8 +4,8 @@ import { performance } from 'node:perf_hooks'
 import type { Context, Handler, MiddlewareHandler } from 'hono'
 import type { AppEnv } from './http.js'
 import { newId } from './ids.js'
-import type { KernelDeps } from './kernel.js'
-import { inLogScope, type Logger } from './log.js'
+import { inScope, type KernelDeps } from './kernel.js'
+import type { Logger } from './log.js'
 import { traceFrom, traceLogFields } from './trace.js'
 
 /**
@@ -60,7 +60,7 @@ export function loggableUrl(raw: string): string {
 }
 
 /** Client errors are WARNING (as Cloud Run's own request log has them), server errors ERROR, the rest INFO. */
-export const accessLevel = (status: number): keyof Logger => (status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info')
+export const accessLevel = (status: number): 'info' | 'warn' | 'error' => (status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info')
 
 function logAccess(log: Logger, c: Context<AppEnv>, started: number, status: number) {
   const principal = c.get('principal') as AppEnv['Variables']['principal'] | undefined
@@ -88,28 +88,27 @@ function logAccess(log: Logger, c: Context<AppEnv>, started: number, status: num
 
 /**
  * The first middleware of every service: gives the request its id (the client's X-Request-ID, or a
- * new one) and serves the rest of it inside a log scope holding that id and the trace, then writes
- * the access line, whatever the outcome (404, 401, 500 included).
+ * new one) and its dependencies in the request's scope (lib/kernel.ts `inScope`: every line they
+ * log carries that id and the trace), then writes the access line, whatever the outcome (404, 401,
+ * 500 included).
  */
 export function requestLogging<D extends KernelDeps>(deps: D): MiddlewareHandler<AppEnv<D>> {
   return async (c, next) => {
     const started = performance.now()
     const requestId = requestIdFrom(c.req.header('x-request-id'))
     const trace = traceFrom(c.req.header('traceparent'), c.req.header('x-cloud-trace-context'))
+    const scoped = inScope(deps, { requestId, trace, fields: { request_id: requestId, ...traceLogFields(trace, deps.config.gcpProject) } })
     c.set('requestId', requestId)
-    c.set('deps', deps)
+    c.set('deps', scoped)
     c.header('X-Request-ID', requestId)
-    const fields = { request_id: requestId, ...traceLogFields(trace, deps.config.gcpProject) }
     const kc = c as unknown as Context<AppEnv>
-    await inLogScope({ requestId, trace, fields }, async () => {
-      try {
-        await next()
-      } catch (err) {
-        logAccess(deps.log, kc, started, 500)
-        throw err
-      }
-      logAccess(deps.log, kc, started, c.res.status)
-    })
+    try {
+      await next()
+    } catch (err) {
+      logAccess(scoped.log, kc, started, 500)
+      throw err
+    }
+    logAccess(scoped.log, kc, started, c.res.status)
   }
 }
 

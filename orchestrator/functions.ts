@@ -1,6 +1,7 @@
 import { cloudEvent, http, type CloudEvent } from '@google-cloud/functions-framework'
 import { z } from 'zod'
-import { inLogScope } from '../lib/log.js'
+import { inScope } from '../lib/kernel.js'
+import type { LogScope } from '../lib/log.js'
 import { requestIdFrom } from '../lib/request-log.js'
 import { traceFrom, traceLogFields } from '../lib/trace.js'
 import type { OrchestratorDeps } from './deps.js'
@@ -26,47 +27,49 @@ function httpScope(req: { header(name: string): string | undefined }, project: s
   return { requestId, trace, fields: { request_id: requestId, ...traceLogFields(trace, project) } }
 }
 
+/** The orchestrator's dependencies in the scope of one event or HTTP call, the ingestion steps' included (lib/kernel.ts `inScope`). */
+const scoped = (deps: OrchestratorDeps, scope: LogScope): OrchestratorDeps => ({ ...inScope(deps, scope), ingestion: inScope(deps.ingestion, scope) })
+
 /** Every line logged while handling an event or an HTTP call carries its ids (and trace), as a service's lines carry the request's. */
-export function registerOrchestrator(deps: OrchestratorDeps) {
-  const project = deps.config.gcpProject
-  cloudEvent('runRequested', (event: CloudEvent<unknown>) => inLogScope(eventLogScope(event, project), () => onRunRequested(deps, event)))
-  cloudEvent('jobStateChanged', (event: CloudEvent<unknown>) => inLogScope(eventLogScope(event, project), () => onJobStateChanged(deps, event)))
-  cloudEvent('ingestionRequested', (event: CloudEvent<unknown>) => inLogScope(eventLogScope(event, project), () => onIngestionRequested(deps, event)))
+export function registerOrchestrator(base: OrchestratorDeps) {
+  const project = base.config.gcpProject
+  const forEvent = (event: CloudEvent<unknown>) => scoped(base, eventLogScope(event, project))
+  cloudEvent('runRequested', (event: CloudEvent<unknown>) => onRunRequested(forEvent(event), event))
+  cloudEvent('jobStateChanged', (event: CloudEvent<unknown>) => onJobStateChanged(forEvent(event), event))
+  cloudEvent('ingestionRequested', (event: CloudEvent<unknown>) => onIngestionRequested(forEvent(event), event))
   http('reconcile', async (req, res) => {
     const scope = httpScope(req, project)
+    const deps = scoped(base, scope)
     res.setHeader('X-Request-ID', scope.requestId)
-    await inLogScope(scope, async () => {
-      const body = ReconcileRequest.safeParse(req.body && typeof req.body === 'object' ? req.body : {})
-      if (!body.success) {
-        const issue = body.error.issues[0]
-        res.status(400).json({ detail: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` })
-        return
-      }
-      const abandonedBefore = body.data.abandoned_before ? new Date(body.data.abandoned_before) : undefined
-      try {
-        res.status(200).json(await reconcile(deps, { abandonedBefore }))
-      } catch (err) {
-        deps.log.error('reconcile failed', { error: err })
-        res.status(500).json({ detail: 'internal error' })
-      }
-    })
+    const body = ReconcileRequest.safeParse(req.body && typeof req.body === 'object' ? req.body : {})
+    if (!body.success) {
+      const issue = body.error.issues[0]
+      res.status(400).json({ detail: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` })
+      return
+    }
+    const abandonedBefore = body.data.abandoned_before ? new Date(body.data.abandoned_before) : undefined
+    try {
+      res.status(200).json(await reconcile(deps, { abandonedBefore }))
+    } catch (err) {
+      deps.log.error('reconcile failed', { error: err })
+      res.status(500).json({ detail: 'internal error' })
+    }
   })
   http('ingestionStep', async (req, res) => {
     const scope = httpScope(req, project)
+    const deps = scoped(base, scope)
     res.setHeader('X-Request-ID', scope.requestId)
-    await inLogScope(scope, async () => {
-      if (req.method !== 'POST') {
-        res.status(405).json({ detail: 'POST an ingestion step' })
-        return
-      }
-      try {
-        const answer = await ingestionStep(deps, req.body)
-        res.status(answer.status).json(answer.body)
-      } catch (err) {
-        // The workflow retries the step (it is idempotent).
-        deps.log.error('ingestion step failed', { error: err })
-        res.status(500).json({ detail: 'internal error' })
-      }
-    })
+    if (req.method !== 'POST') {
+      res.status(405).json({ detail: 'POST an ingestion step' })
+      return
+    }
+    try {
+      const answer = await ingestionStep(deps, req.body)
+      res.status(answer.status).json(answer.body)
+    } catch (err) {
+      // The workflow retries the step (it is idempotent).
+      deps.log.error('ingestion step failed', { error: err })
+      res.status(500).json({ detail: 'internal error' })
+    }
   })
 }

@@ -1,7 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it, vi } from 'vitest'
-import { createLogger, currentLogScope, inLogScope, stdioSink, type Level, type LogSink } from '../../../lib/log.js'
+import { inScope } from '../../../lib/kernel.js'
+import { createLogger, stdioSink, type Level, type Logger, type LogSink } from '../../../lib/log.js'
+import { messageType, type Queue } from '../../../lib/queue.js'
+import { z } from 'zod'
 import { repoRoot } from '../../support/suite.js'
 
 /** A logger whose lines are kept, parsed, for the test to read. */
@@ -79,41 +82,38 @@ describe('the logger', () => {
 })
 
 describe('the log scope', () => {
-  /** Stands for a store or the run lifecycle: code that logs without being handed any request id. */
-  async function deepInside(log: ReturnType<typeof capture>['log']) {
+  /** Stands for the run lifecycle: domain code that logs and publishes with the dependencies it is handed. */
+  async function deepInside(deps: { log: Logger; queue?: Queue }) {
     await sleep(1)
-    await Promise.resolve()
     await new Promise<void>((resolve) =>
       setImmediate(() => {
-        log.warn('publish failed', { run_id: 'r1' })
+        deps.log.warn('publish failed', { run_id: 'r1' })
         resolve()
       }),
     )
   }
 
-  it('puts the request id on every line logged while serving the request, however deep and however many awaits later', async () => {
+  it('puts the request id on every line logged with the scoped dependencies, however deep and however many awaits later', async () => {
     const { log, lines } = capture()
-    await inLogScope({ requestId: 'req-1', fields: { request_id: 'req-1' } }, async () => {
-      log.info('start')
-      await deepInside(log)
-    })
-    log.info('after the request')
+    const deps = inScope({ log }, { requestId: 'req-1', fields: { request_id: 'req-1' } })
+    deps.log.info('start')
+    await deepInside(deps)
+    log.info('outside the request')
     expect(lines.map((l) => [l.message, l.request_id])).toEqual([
       ['start', 'req-1'],
       ['publish failed', 'req-1'],
-      ['after the request', undefined],
+      ['outside the request', undefined],
     ])
   })
 
   it('keeps concurrent requests apart', async () => {
     const { log, lines } = capture()
     await Promise.all(
-      ['a', 'b', 'c'].map((id) =>
-        inLogScope({ requestId: id, fields: { request_id: id } }, async () => {
-          await sleep(id === 'a' ? 5 : 1)
-          log.info(`work of ${id}`)
-        }),
-      ),
+      ['a', 'b', 'c'].map(async (id) => {
+        const deps = inScope({ log }, { requestId: id, fields: { request_id: id } })
+        await sleep(id === 'a' ? 5 : 1)
+        deps.log.info(`work of ${id}`)
+      }),
     )
     expect(lines.map((l) => [l.message, l.request_id]).sort()).toEqual([
       ['work of a', 'a'],
@@ -124,19 +124,29 @@ describe('the log scope', () => {
 
   it("adds a nested scope's fields to the outer ones, an undefined field leaving the outer value", () => {
     const { log, lines } = capture()
-    inLogScope({ requestId: 'req-1', fields: { request_id: 'req-1' } }, () =>
-      inLogScope({ fields: { event_id: 'e1', request_id: undefined } }, () => {
-        expect(currentLogScope()?.requestId).toBe('req-1')
-        log.info('nested')
-      }),
-    )
+    log.with({ request_id: 'req-1' }).with({ event_id: 'e1', request_id: undefined }).info('nested')
     expect(lines[0]).toMatchObject({ request_id: 'req-1', event_id: 'e1' })
   })
 
   it("lets a call's own field win over the scope's, and the scope's over the logger's base", () => {
     const { log, lines } = capture('debug', { service: 'test', component: 'base' })
-    inLogScope({ fields: { component: 'scope', request_id: 'req-1' } }, () => log.info('x', { request_id: 'explicit' }))
+    log.with({ component: 'scope', request_id: 'req-1' }).info('x', { request_id: 'explicit' })
     expect(lines[0]).toMatchObject({ component: 'scope', request_id: 'explicit' })
+  })
+
+  it("hands the request id and the trace on to every message published with the scoped queue, the caller's attributes winning", async () => {
+    const sent: Array<Record<string, string> | undefined> = []
+    const queue: Queue = { publish: async (_type, _data, attributes) => (sent.push(attributes), 'm1') }
+    const trace = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', sampled: true }
+    const sentMessage = messageType('test.sent', z.object({ run_id: z.string() }), () => 'test-topic')
+    const base = { log: capture().log, queue }
+    const deps = inScope(base, { requestId: 'req-1', trace, fields: { request_id: 'req-1' } })
+    await deps.queue.publish(sentMessage, { run_id: 'r1' }, { run_id: 'r1', request_id: 'explicit' })
+    await base.queue.publish(sentMessage, { run_id: 'r2' })
+    expect(sent).toEqual([
+      { request_id: 'explicit', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', run_id: 'r1' },
+      undefined,
+    ])
   })
 })
 
