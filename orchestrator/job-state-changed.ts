@@ -23,7 +23,7 @@ export async function onJobStateChanged(deps: OrchestratorDeps, event: CloudEven
   let runId = runIdOfJob({ name: jobName })
   let job: BatchJobView | undefined
   if (!runId) {
-    job = await batch.getJob(jobName)
+    job = await batch.getJob(jobName, log)
     runId = job ? runIdOfJob(job) : undefined
     if (!runId) return // not a platform job
   }
@@ -34,7 +34,7 @@ export async function onJobStateChanged(deps: OrchestratorDeps, event: CloudEven
   let state = attributes.NewJobState
   if (attributes.Type === 'TASK_STATE_CHANGED') {
     // A task event says something happened; the job says what it means for the run.
-    job ??= await batch.getJob(jobName)
+    job ??= await batch.getJob(jobName, log)
     state = job?.state
   }
   if (!state || !isBatchState(state)) {
@@ -45,7 +45,7 @@ export async function onJobStateChanged(deps: OrchestratorDeps, event: CloudEven
   // Nothing to apply (a QUEUED or SCHEDULED job, a duplicate, a late event): status only moves forward,
   // so this read settles it without a transaction.
   if (!status || !advance(run.status, status)) return
-  if (status === 'failed' || (TERMINAL.has(status) && !run.started)) job ??= await batch.getJob(jobName)
+  if (status === 'failed' || (TERMINAL.has(status) && !run.started)) job ??= await batch.getJob(jobName, log)
   const result = await settleFromJob(deps, run, status, at, job, SOURCE, { name: jobName, uid: attributes.JobUID })
   log.info('job state applied', { run_id: runId, state, status, changed: result.changed })
   if (result.changed && result.run?.ingestion_pending) await afterRunSucceeded(deps, result.run)

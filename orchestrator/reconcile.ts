@@ -202,7 +202,7 @@ async function settleStale(deps: OrchestratorDeps, pass: Pass): Promise<{ done: 
   const done: ReconcileReport['settled'] = []
   const handle = async (run: RunRecord) => {
     try {
-      const job = run.job ? await batch.getJob(run.job.name) : undefined
+      const job = run.job ? await batch.getJob(run.job.name, deps.log) : undefined
       const status = job ? fromBatchState(job.state) : undefined
       let result
       if (job && status) {

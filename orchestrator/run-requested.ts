@@ -62,7 +62,7 @@ export async function onRunRequested(deps: OrchestratorDeps, event: CloudEvent<u
 
   let created
   try {
-    created = await batch.createJob(request)
+    created = await batch.createJob(request, log)
   } catch (err) {
     const e = err instanceof BatchError ? err : toBatchError(err, 'create the Batch job')
     if (!e.retryable) {
@@ -96,7 +96,7 @@ export async function onRunRequested(deps: OrchestratorDeps, event: CloudEvent<u
  * reconciler's stale window. Later notifications are no-ops if this got there first, and the other way round.
  */
 async function catchUp(deps: OrchestratorDeps, run: RunRecord, jobName: string) {
-  const job = await deps.batch.getJob(jobName)
+  const job = await deps.batch.getJob(jobName, deps.log)
   const status = job ? fromBatchState(job.state) : undefined
   if (!job || !status || status === 'queued') return
   const at = [...job.events].reverse().find((e) => e.newState === job.state)?.at ?? deps.clock.now()

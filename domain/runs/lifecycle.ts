@@ -45,8 +45,8 @@ export async function dispatchRun(deps: DispatchDeps, run: RunRecord): Promise<{
 }
 
 /** Deletes the Batch job of a cancelled run and records that it is gone (a run without a job is only marked). */
-export async function releaseJob(deps: { runs: RunStore; batch: Pick<BatchBackend, 'deleteJob'> }, run: RunRecord): Promise<void> {
-  if (run.job) await deps.batch.deleteJob(run.job.name)
+export async function releaseJob(deps: { runs: RunStore; batch: Pick<BatchBackend, 'deleteJob'>; log: Logger }, run: RunRecord): Promise<void> {
+  if (run.job) await deps.batch.deleteJob(run.job.name, deps.log)
   await deps.runs.markJobDeleted(run.id)
 }
 
@@ -70,7 +70,7 @@ export function errorMessageOf(job: BatchJobView | undefined): string {
  * `jobRef` names the job, for a run that has not recorded it yet.
  */
 export async function settleFromJob(
-  deps: { runs: RunStore; batch: Pick<BatchBackend, 'getJob'> },
+  deps: { runs: RunStore; batch: Pick<BatchBackend, 'getJob'>; log: Logger },
   run: RunRecord,
   status: RunStatus,
   at: Date,
@@ -88,7 +88,7 @@ export async function settleFromJob(
     at,
     job: ref,
     ...(status === 'succeeded' ? { output: outputLocation(run.bucket_name, run.id) } : {}),
-    ...(status === 'failed' ? { error_message: errorMessageOf(job ?? (run.job ? await deps.batch.getJob(run.job.name) : undefined)) } : {}),
+    ...(status === 'failed' ? { error_message: errorMessageOf(job ?? (run.job ? await deps.batch.getJob(run.job.name, deps.log) : undefined)) } : {}),
     source,
   })
 }

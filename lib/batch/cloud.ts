@@ -60,31 +60,31 @@ export class CloudBatchBackend implements BatchBackend {
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
   ) {}
 
-  async createJob(req: CreateJobRequest): Promise<{ name: string; uid?: string; alreadyExisted: boolean }> {
+  async createJob(req: CreateJobRequest, log = this.log): Promise<{ name: string; uid?: string; alreadyExisted: boolean }> {
     const name = `${req.parent}/jobs/${req.jobId}`
     try {
-      const job = await this.withRetry('createJob', () => this.rpc.createJob(createJobRequest(req)))
+      const job = await this.withRetry('createJob', log, () => this.rpc.createJob(createJobRequest(req)))
       return { name: job.name ?? name, uid: job.uid ?? undefined, alreadyExisted: false }
     } catch (err) {
       if (codeOf(err) !== GRPC.ALREADY_EXISTS) throw toBatchError(err, 'create the Batch job')
       // Made by an earlier delivery of the same request (or an attempt whose answer was lost).
-      const existing = await this.getJob(name)
+      const existing = await this.getJob(name, log)
       return { name, uid: existing?.uid, alreadyExisted: true }
     }
   }
 
-  async getJob(name: string): Promise<BatchJobView | undefined> {
+  async getJob(name: string, log = this.log): Promise<BatchJobView | undefined> {
     try {
-      return toView(await this.withRetry('getJob', () => this.rpc.getJob({ name })))
+      return toView(await this.withRetry('getJob', log, () => this.rpc.getJob({ name })))
     } catch (err) {
       if (codeOf(err) === GRPC.NOT_FOUND) return undefined
       throw toBatchError(err, 'read the Batch job')
     }
   }
 
-  async deleteJob(name: string): Promise<void> {
+  async deleteJob(name: string, log = this.log): Promise<void> {
     try {
-      await this.withRetry('deleteJob', () => this.rpc.deleteJob({ name, reason: 'run cancelled on the platform' }))
+      await this.withRetry('deleteJob', log, () => this.rpc.deleteJob({ name, reason: 'run cancelled on the platform' }))
     } catch (err) {
       if (codeOf(err) === GRPC.NOT_FOUND) return
       throw toBatchError(err, 'delete the Batch job')
@@ -92,7 +92,7 @@ export class CloudBatchBackend implements BatchBackend {
   }
 
   /** Retries transient failures only (unavailable, deadline exceeded, quota), with exponential backoff and jitter. */
-  private async withRetry<T>(what: string, call: () => Promise<T>): Promise<T> {
+  private async withRetry<T>(what: string, log: Logger, call: () => Promise<T>): Promise<T> {
     let delay = this.retry.initialDelayMs
     for (let attempt = 1; ; attempt++) {
       try {
@@ -100,7 +100,7 @@ export class CloudBatchBackend implements BatchBackend {
       } catch (err) {
         const code = codeOf(err)
         if (attempt >= this.retry.attempts || code === undefined || !TRANSIENT_CODES.has(code)) throw err
-        this.log.warn(`batch ${what}: transient error, retrying`, { attempt, code, error: err })
+        log.warn(`batch ${what}: transient error, retrying`, { attempt, code, error: err })
         await this.retry.sleep(delay * (0.5 + Math.random() / 2))
         delay *= this.retry.multiplier
       }

@@ -1,4 +1,5 @@
 import type { protos } from '@google-cloud/batch'
+import type { Logger } from '../log.js'
 
 /** The job description Cloud Batch takes; the local executor runs the very same object. */
 export type BatchJob = protos.google.cloud.batch.v1.IJob
@@ -28,13 +29,18 @@ export interface CreateJobRequest {
   job: BatchJob
 }
 
+/**
+ * Each call takes the logger of the request or event it serves (lib/kernel.ts `inScope`), so that
+ * what the backend logs on the way (a retried call) carries that scope's ids; without one, the
+ * backend's own.
+ */
 export interface BatchBackend {
   /** Idempotent: a job id that already exists is reported with `alreadyExisted`, never created twice. */
-  createJob(req: CreateJobRequest): Promise<{ name: string; uid?: string; alreadyExisted: boolean }>
+  createJob(req: CreateJobRequest, log?: Logger): Promise<{ name: string; uid?: string; alreadyExisted: boolean }>
   /** undefined when the job does not exist (never created, or deleted). */
-  getJob(name: string): Promise<BatchJobView | undefined>
+  getJob(name: string, log?: Logger): Promise<BatchJobView | undefined>
   /** Deletes (and so cancels) a job; a job that no longer exists counts as deleted. */
-  deleteJob(name: string): Promise<void>
+  deleteJob(name: string, log?: Logger): Promise<void>
 }
 
 /**

@@ -78,6 +78,19 @@ describe('the Cloud Batch backend', () => {
     expect(delays[1]).toBeLessThanOrEqual(200)
   })
 
+  it("writes each retry with the logger of the call's scope, so the line carries the event's ids", async () => {
+    const backendLines: string[] = []
+    const eventLines: Array<Record<string, unknown>> = []
+    const backendLog = createLogger('debug', { service: 'orchestrator' }, (line) => backendLines.push(line))
+    const eventLog = createLogger('debug', { service: 'orchestrator' }, (line) => eventLines.push(JSON.parse(line))).with({ event_id: 'e-1' })
+    const { rpc } = scriptedRpc({ deleteJob: [grpcError(GRPC.UNAVAILABLE)] })
+    await new CloudBatchBackend(rpc, backendLog, noSleep).deleteJob('projects/p/locations/r/jobs/j', eventLog)
+    expect(backendLines).toEqual([])
+    expect(eventLines).toEqual([
+      expect.objectContaining({ severity: 'WARNING', message: 'batch deleteJob: transient error, retrying', event_id: 'e-1' }),
+    ])
+  })
+
   it('gives up on a transient error after the last attempt, saying which problem it was', async () => {
     const { rpc, calls } = scriptedRpc({ createJob: Array.from({ length: 4 }, () => grpcError(GRPC.RESOURCE_EXHAUSTED, 'Quota CPUS exceeded')) })
     const err = await new CloudBatchBackend(rpc, log, noSleep)
