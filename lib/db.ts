@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
   Firestore,
+  type CollectionReference,
   Timestamp,
   type ReadOnlyTransactionOptions,
   type ReadWriteTransactionOptions,
@@ -78,8 +79,13 @@ export class Db {
     }
   }
 
-  col(name: string) {
-    return this.firestore.collection(this.prefix + name)
+  private readonly collections = new Map<string, CollectionReference>()
+
+  /** The collection of this name (with the prefix); one reference per name, made once: a reference is immutable. */
+  col(name: string): CollectionReference {
+    let col = this.collections.get(name)
+    if (!col) this.collections.set(name, (col = this.firestore.collection(this.prefix + name)))
+    return col
   }
 }
 

@@ -79,30 +79,50 @@ function serialize(value: unknown): unknown {
 /**
  * Structured one-line JSON logs in the shape Cloud Logging parses: `severity`, `message`, the
  * logger's base fields (with those of its scopes, `with`), then the call's own. `sink` is where
- * lines go (tests capture them there).
+ * lines go (tests capture them there). A class, so that the logger of each request's scope
+ * (`with`) is one small object.
  */
-export function createLogger(level: Level, base: LogFields = {}, sink: LogSink = stdioSink): Logger {
-  const write = (lvl: Exclude<Level, 'silent'>, message: string, fields?: LogFields) => {
-    if (order[lvl] < order[level]) return
+class JsonLogger implements Logger {
+  constructor(
+    private readonly level: Level,
+    private readonly base: LogFields,
+    private readonly sink: LogSink,
+  ) {}
+
+  debug(message: string, fields?: LogFields) {
+    this.write('debug', message, fields)
+  }
+  info(message: string, fields?: LogFields) {
+    this.write('info', message, fields)
+  }
+  warn(message: string, fields?: LogFields) {
+    this.write('warn', message, fields)
+  }
+  error(message: string, fields?: LogFields) {
+    this.write('error', message, fields)
+  }
+
+  with(fields: LogFields): Logger {
+    return new JsonLogger(this.level, { ...this.base, ...Object.fromEntries(defined(fields)) }, this.sink)
+  }
+
+  private write(lvl: Exclude<Level, 'silent'>, message: string, fields?: LogFields) {
+    if (order[lvl] < order[this.level]) return
     const severity = SEVERITY[lvl]
-    const entry: LogFields = { severity, message, ...base }
+    const entry: LogFields = { severity, message, ...this.base }
     for (const [k, v] of defined(fields)) entry[k] = serialize(v)
     // A field of the call may not pass for the line's own severity or message.
-    Object.assign(entry, { severity, message })
+    entry.severity = severity
+    entry.message = message
     let line: string
     try {
       line = JSON.stringify(entry)
     } catch (err) {
       // A circular or BigInt field must not turn a log call into a failed request.
-      line = JSON.stringify({ severity, message, ...base, log_error: serialize(err) })
+      line = JSON.stringify({ severity, message, ...this.base, log_error: serialize(err) })
     }
-    sink(redactSecrets(line), severity)
-  }
-  return {
-    debug: (m, f) => write('debug', m, f),
-    info: (m, f) => write('info', m, f),
-    warn: (m, f) => write('warn', m, f),
-    error: (m, f) => write('error', m, f),
-    with: (fields) => createLogger(level, { ...base, ...Object.fromEntries(defined(fields)) }, sink),
+    this.sink(redactSecrets(line), severity)
   }
 }
+
+export const createLogger = (level: Level, base: LogFields = {}, sink: LogSink = stdioSink): Logger => new JsonLogger(level, base, sink)
