@@ -1,10 +1,10 @@
+import type { ServerResponse } from 'node:http'
 import { Timestamp, type DocumentReference, type DocumentSnapshot } from '@google-cloud/firestore'
 import { OpenAPIHono } from '@hono/zod-openapi'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { BlankEnv } from 'hono/types'
 import { bodyLimit } from 'hono/body-limit'
 import { getCookie } from 'hono/cookie'
-import { secureHeaders } from 'hono/secure-headers'
 import { canInOrg, canInProject, rolesFrom, type Principal, type ProjectRecord, type UserRecord } from './auth/access.js'
 import type { AuditContext } from './audit.js'
 import type { OidcVerifier } from './auth/oidc.js'
@@ -274,14 +274,41 @@ function isHttps(c: Context, config: KernelDeps['config']): boolean {
   return config.trustedProxyHops > 0 && c.req.header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https'
 }
 
+/** The security headers of every response (the set of Hono's `secureHeaders`); HSTS is added over HTTPS only, where it means something. */
+export const SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['Cross-Origin-Resource-Policy', 'same-origin'],
+  ['Cross-Origin-Opener-Policy', 'same-origin'],
+  ['Origin-Agent-Cluster', '?1'],
+  ['Referrer-Policy', 'no-referrer'],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['X-DNS-Prefetch-Control', 'off'],
+  ['X-Download-Options', 'noopen'],
+  ['X-Frame-Options', 'SAMEORIGIN'],
+  ['X-Permitted-Cross-Domain-Policies', 'none'],
+  ['X-XSS-Protection', '0'],
+]
+const HSTS = ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'] as const
+
 /**
- * Hono's secure headers on every response (nosniff, Referrer-Policy, …), with HSTS only over HTTPS,
- * where it means something. A route that sets its own (an HTML page's policy) keeps them.
+ * The headers every response carries, whichever route answers: the request's id and the security
+ * headers. A route that sets one itself (a page's Referrer-Policy) keeps its own.
+ * Served through Node (the local suite, and Cloud Functions, both by @hono/node-server's listener),
+ * they go on Node's response before the route runs, and Node puts the route's own over them when it
+ * writes the head: the route's Response keeps its few headers as a plain object, and no Headers
+ * object is built, filled and sorted for every response. Served otherwise (`app.request` in tests),
+ * they are added to the route's Response where it has none of its own.
  */
-function securityHeaders(config: KernelDeps['config']): MiddlewareHandler {
-  const plain = secureHeaders({ strictTransportSecurity: false, overwrite: false })
-  const https = secureHeaders({ strictTransportSecurity: 'max-age=31536000; includeSubDomains', overwrite: false })
-  return (c, next) => (isHttps(c, config) ? https(c, next) : plain(c, next))
+function responseHeaders(config: KernelDeps['config']): MiddlewareHandler {
+  return async (c, next) => {
+    const headers = [['X-Request-ID', kernelContext(c).get('requestId')] as const, ...SECURITY_HEADERS, ...(isHttps(c, config) ? [HSTS] : [])]
+    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
+    if (outgoing) {
+      for (const [name, value] of headers) outgoing.setHeader(name, value)
+      return next()
+    }
+    await next()
+    for (const [name, value] of headers) if (!c.res.headers.has(name)) c.res.headers.set(name, value)
+  }
 }
 
 export interface ServiceOptions<D extends KernelDeps> {
@@ -337,7 +364,7 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     kernelContext(c).set('reads', new RequestReads())
     return next()
   })
-  app.use('*', securityHeaders(deps.config))
+  app.use('*', responseHeaders(deps.config))
   // Limited before anything reads the body (chunked bodies are counted as they arrive). A GET or HEAD
   // has no body to limit (a Request never carries one), and asking for it would build the whole Request.
   const limitBody = bodyLimit({

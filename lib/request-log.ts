@@ -66,7 +66,6 @@ function logAccess(log: Logger, c: Context<AppEnv>, started: number, status: num
   const principal = c.get('principal') as AppEnv['Variables']['principal'] | undefined
   const project = c.get('project') as AppEnv['Variables']['project'] | undefined
   const incoming = incomingOf(c)
-  const size = c.res.headers.get('content-length')
   const httpRequest = {
     requestMethod: c.req.method,
     requestUrl: loggableUrl(c.req.url),
@@ -74,7 +73,6 @@ function logAccess(log: Logger, c: Context<AppEnv>, started: number, status: num
     latency: `${((performance.now() - started) / 1000).toFixed(3)}s`,
     userAgent: c.req.header('user-agent')?.slice(0, USER_AGENT_MAX),
     remoteIp: clientIp(c),
-    responseSize: size && /^\d+$/.test(size) ? size : undefined,
     protocol: incoming ? `HTTP/${incoming.httpVersion}` : undefined,
   }
   // The caller by id only: never a header, a cookie or a token.
@@ -100,7 +98,6 @@ export function requestLogging<D extends KernelDeps>(deps: D): MiddlewareHandler
     const scoped = inScope(deps, { requestId, trace, fields: { request_id: requestId, ...traceLogFields(trace, deps.config.gcpProject) } })
     c.set('requestId', requestId)
     c.set('deps', scoped)
-    c.header('X-Request-ID', requestId)
     const kc = c as unknown as Context<AppEnv>
     try {
       await next()

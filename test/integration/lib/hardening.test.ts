@@ -1,5 +1,8 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { getRequestListener } from '@hono/node-server'
 import { describe, expect, it } from 'vitest'
-import { SESSION_COOKIE } from '../../../lib/http.js'
+import { API_PREFIX, createServiceApp, resourceApp, SECURITY_HEADERS, SESSION_COOKIE } from '../../../lib/http.js'
 import { createAdminApp, makeWorld } from '../../support/world.js'
 
 /** What every service inherits from the kernel: body limits, security headers and the cross-origin guard. */
@@ -59,6 +62,45 @@ describe('the kernel guards every service', async () => {
       ]) {
         expect(res.headers.get('x-content-type-options')).toBe('nosniff')
         expect(res.headers.get('referrer-policy')).toBe('no-referrer')
+      }
+    })
+
+    it("sends the same headers when served through Node, with the request id, a route's own header winning", async () => {
+      const service = createServiceApp({ name: 'test', title: 'Test', description: 'headers', deps: world.deps, projectScoped: false })
+      const routes = resourceApp()
+      routes.get('/own-policy', (c) => {
+        c.header('Referrer-Policy', 'same-origin')
+        return c.json({ ok: true })
+      })
+      routes.get('/raw', () => new Response('plain text', { headers: { 'x-frame-options': 'DENY' } }))
+      service.route(API_PREFIX, routes)
+      const server = createServer(getRequestListener(service.fetch))
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      try {
+        const get = (path: string, headers: Record<string, string> = {}) => fetch(base + path, { headers: { ...bearer, ...headers } })
+        for (const res of [
+          await get('/api/v1/users/me'),
+          await fetch(`${base}/api/v1/users/me`),
+          await get('/api/v1/no-such-route'),
+          await get('/openapi.json'),
+        ]) {
+          for (const [name, value] of SECURITY_HEADERS) expect(res.headers.get(name), name).toBe(value)
+          expect(res.headers.get('x-request-id')).toMatch(/^[\w-]+$/)
+          expect(res.headers.get('strict-transport-security')).toBeNull()
+        }
+        expect((await get('/api/v1/users/me', { 'x-request-id': 'req-node-1' })).headers.get('x-request-id')).toBe('req-node-1')
+        const own = await get('/api/v1/own-policy')
+        expect(own.headers.get('referrer-policy')).toBe('same-origin')
+        expect(own.headers.get('x-content-type-options')).toBe('nosniff')
+        const raw = await get('/api/v1/raw')
+        expect(await raw.text()).toBe('plain text')
+        expect(raw.headers.get('x-frame-options')).toBe('DENY')
+        expect(raw.headers.get('x-content-type-options')).toBe('nosniff')
+        expect((await get('/api/v1/users/me', { 'x-forwarded-proto': 'https' })).headers.get('strict-transport-security')).toMatch(/^max-age=\d+/)
+      } finally {
+        server.closeAllConnections()
+        await new Promise((resolve) => server.close(resolve))
       }
     })
 
