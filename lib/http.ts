@@ -14,6 +14,7 @@ import { TOKEN_PREFIX, UUID_RE } from './ids.js'
 import type { OrgPermission, Permission } from './auth/roles.js'
 import type { ThrottleKey } from './auth/throttle.js'
 import { mountDocs } from './docs.js'
+import { withProjectHeader } from './openapi.js'
 import { readBatch, recordOf, RequestReads } from './reads.js'
 import type { KernelDeps } from './kernel.js'
 import { clientIp, healthCheck, requestLogging } from './request-log.js'
@@ -402,7 +403,7 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   })
   app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE })
   // OpenAPI 3.1: a nullable field is `type: [T, 'null']` and an unconstrained value `{}`, never 3.0's `nullable` without a type.
-  app.doc31('/openapi.json', {
+  const documentConfig: Parameters<typeof app.getOpenAPI31Document>[0] = {
     openapi: '3.1.0',
     info: { title: opts.title, version: '1.0.0', description: opts.description },
     // Relative: resolved against wherever the document is served from (the service's own origin, the
@@ -410,7 +411,10 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     servers: [{ url: '/', description: 'The service that serves this document (its paths begin with /api/v1)' }],
     tags: (opts.tags ?? []).map((t) => ({ ...t })),
     security: [{ bearerAuth: [] }, { sessionCookie: [] }],
-  })
+  }
+  // X-Project-ID is documented where it is enforced: by the kernel, on every authenticated operation of a project-scoped service.
+  const needsProject = (path: string) => opts.projectScoped && path.startsWith(`${API_PREFIX}/`) && !isPublic(path)
+  app.get('/openapi.json', (c) => c.json(withProjectHeader(app.getOpenAPI31Document(documentConfig), needsProject)))
   mountDocs(app, opts.title)
   // Unauthenticated and outside /api/v1, so not in the OpenAPI document. Cloud Run's front end
   // (Cloud Functions gen2) may answer /healthz itself, so the same check is also at /health.

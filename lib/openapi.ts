@@ -17,9 +17,37 @@ export const commonErrors = {
 } as const
 export const conflictError = { 409: errorResponse('Conflict') } as const
 
-export const ProjectHeader = z.object({
-  'x-project-id': z.string().openapi({ description: 'Project UUID, from GET /projects', example: '3f0e1c52-7d1a-4c36-9f0e-2b8d5a6c1e77' }),
-})
+/**
+ * X-Project-ID as a project-scoped service's document declares it, on every operation the kernel
+ * asks it of (lib/http.ts `createServiceApp`). The kernel checks it before any route runs (400, then
+ * 404 or 403), so routes neither declare nor validate it again.
+ */
+export const PROJECT_ID_HEADER = {
+  schema: { type: 'string', description: 'Project UUID, from GET /projects', example: '3f0e1c52-7d1a-4c36-9f0e-2b8d5a6c1e77' },
+  required: true,
+  description: 'Project UUID, from GET /projects',
+  name: 'x-project-id',
+  in: 'header',
+} as const
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const
+type Parameter = { name?: string; in?: string; [field: string]: unknown }
+
+/** The document with X-Project-ID declared on each operation of the paths `needsProject` names, before the operation's other headers. */
+export function withProjectHeader<D extends { paths?: Record<string, object> }>(doc: D, needsProject: (path: string) => boolean): D {
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    if (!needsProject(path)) continue
+    for (const method of METHODS) {
+      const operation = (item as Partial<Record<(typeof METHODS)[number], { parameters?: Parameter[] }>>)[method]
+      if (!operation) continue
+      const parameters = (operation.parameters ?? []).filter((p) => !(p.in === 'header' && p.name === PROJECT_ID_HEADER.name))
+      const firstHeader = parameters.findIndex((p) => p.in === 'header')
+      parameters.splice(firstHeader < 0 ? parameters.length : firstHeader, 0, { ...PROJECT_ID_HEADER, schema: { ...PROJECT_ID_HEADER.schema } })
+      operation.parameters = parameters
+    }
+  }
+  return doc
+}
 
 export const json = <T extends z.ZodType>(schema: T, description = 'OK') => ({
   description,

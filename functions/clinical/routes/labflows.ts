@@ -3,7 +3,7 @@ import { iso } from '../../../lib/db.js'
 import { notFound } from '../../../lib/errors.js'
 import { auditContext, requires, resourceApp } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
-import { commonErrors, conflictError, IdParam, json, ProjectHeader } from '../../../lib/openapi.js'
+import { commonErrors, conflictError, IdParam, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, paginateArray } from '../../../lib/pagination.js'
 import { PLATFORM_SCOPE, type LabflowContent, type LabflowVersion } from '../../../domain/clinical/labflows.js'
 import type { ClinicalDeps } from '../deps.js'
@@ -39,7 +39,7 @@ labflows.openapi(
     tags,
     summary: "Labflow definitions the project sees (latest versions): the platform's default germline flow and the project's own",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, query: PageQuery },
+    request: { query: PageQuery },
     responses: { 200: { ...json(z.array(Labflow)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -61,7 +61,7 @@ labflows.openapi(
     tags,
     summary: 'Define a labflow of the project (version 1; 409 when its key exists)',
     middleware: [define] as const,
-    request: { headers: ProjectHeader, body: { content: { 'application/json': { schema: CreateLabflow } }, required: true } },
+    request: { body: { content: { 'application/json': { schema: CreateLabflow } }, required: true } },
     responses: { 201: json(Labflow, 'Created'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -79,7 +79,7 @@ labflows.openapi(
     tags,
     summary: 'A labflow definition with its stages and transitions (the latest version, or ?version=n)',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: IdParam, query: LabflowVersionQuery },
+    request: { params: IdParam, query: LabflowVersionQuery },
     responses: { 200: json(Labflow), ...commonErrors },
   }),
   async (c) => {
@@ -100,7 +100,7 @@ labflows.openapi(
     tags,
     summary: 'Every version of a labflow, oldest first',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: IdParam },
+    request: { params: IdParam },
     responses: { 200: json(z.array(Labflow)), ...commonErrors },
   }),
   async (c) => {
@@ -123,7 +123,7 @@ labflows.openapi(
     tags,
     summary: "A new version of one of the project's labflows (orders already signed keep theirs)",
     middleware: [define] as const,
-    request: { headers: ProjectHeader, params: IdParam, body: { content: { 'application/json': { schema: NewLabflowVersion } }, required: true } },
+    request: { params: IdParam, body: { content: { 'application/json': { schema: NewLabflowVersion } }, required: true } },
     responses: { 201: json(Labflow, 'Created'), ...commonErrors, ...conflictError },
   }),
   async (c) => {

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { badRequest, notFound } from '../../../lib/errors.js'
 import { auditContext, requires, resourceApp } from '../../../lib/http.js'
-import { commonErrors, conflictError, json, ProjectHeader } from '../../../lib/openapi.js'
+import { commonErrors, conflictError, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse } from '../../../lib/pagination.js'
 import { availableLabflowTransitions, type LabflowVersion } from '../../../domain/clinical/labflows.js'
 import type { OrderRecord } from '../../../domain/clinical/model.js'
@@ -53,7 +53,7 @@ orders.openapi(
     tags,
     summary: "The project's orders, newest first; filters status, priority, assignee",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, query: PageQuery.extend(OrderListQuery.shape) },
+    request: { query: PageQuery.extend(OrderListQuery.shape) },
     responses: { 200: { ...json(z.array(Order)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -71,7 +71,7 @@ orders.openapi(
     tags,
     summary: 'Create a draft order; an accession ORD-<year>-<6 digits> is assigned',
     middleware: [write] as const,
-    request: { headers: ProjectHeader, body: { content: { 'application/json': { schema: CreateOrder } }, required: true } },
+    request: { body: { content: { 'application/json': { schema: CreateOrder } }, required: true } },
     responses: { 201: json(Order, 'Created'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -91,7 +91,7 @@ orders.openapi(
     tags,
     summary: 'Order details (by id or accession), with its runs and the transitions this caller may take',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: OrderIdParam },
+    request: { params: OrderIdParam },
     responses: { 200: json(Order), ...commonErrors },
   }),
   async (c) => {
@@ -116,7 +116,7 @@ orders.openapi(
     tags,
     summary: 'Update an order: any field of a draft; once signed only assignee and due_date (409 otherwise)',
     middleware: [write] as const,
-    request: { headers: ProjectHeader, params: OrderIdParam, body: { content: { 'application/json': { schema: UpdateOrder } }, required: true } },
+    request: { params: OrderIdParam, body: { content: { 'application/json': { schema: UpdateOrder } }, required: true } },
     responses: { 200: json(Order), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -138,7 +138,7 @@ orders.openapi(
     tags,
     summary: 'Delete an order that was never signed (409 otherwise: cancel it instead)',
     middleware: [write] as const,
-    request: { headers: ProjectHeader, params: OrderIdParam },
+    request: { params: OrderIdParam },
     responses: { 204: { description: 'Deleted' }, ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -158,7 +158,7 @@ orders.openapi(
     description:
       'Edges and the permission each needs: draft→signed (clinical.write; at least one sample, family roles consistent); signed→in_progress and in_progress→in_review (run.submit); in_review→completed (report.sign); signed|in_progress|in_review→on_hold (clinical.write, reason) and back to the status it left; draft…in_review, on_hold→cancelled (order.cancel, reason); any→entered_in_error (order.cancel, reason).',
     middleware: [write] as const,
-    request: { headers: ProjectHeader, params: OrderIdParam, body: { content: { 'application/json': { schema: TransitionBody } }, required: true } },
+    request: { params: OrderIdParam, body: { content: { 'application/json': { schema: TransitionBody } }, required: true } },
     responses: { 200: json(Order), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -179,7 +179,7 @@ orders.openapi(
     tags,
     summary: 'The order as an nf-core/raredisease samplesheet (text/csv; 409 for a sample without FASTQ files)',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: OrderIdParam },
+    request: { params: OrderIdParam },
     responses: {
       200: {
         description: `CSV with the columns ${SamplesheetColumns}; one row per FASTQ pair; case_id is the accession`,
@@ -210,7 +210,7 @@ orders.openapi(
     tags,
     summary: 'The samples in the order, each with its role',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: OrderIdParam },
+    request: { params: OrderIdParam },
     responses: { 200: json(z.array(OrderSample)), ...commonErrors },
   }),
   async (c) => {
@@ -232,7 +232,6 @@ orders.openapi(
     summary: 'Add a sample with its role to a draft order (201), or change the role of one already in it (200)',
     middleware: [write] as const,
     request: {
-      headers: ProjectHeader,
       params: OrderSampleParams,
       body: { content: { 'application/json': { schema: AddOrderSample } }, required: true },
     },
@@ -255,7 +254,7 @@ orders.openapi(
     tags,
     summary: 'Remove a sample from a draft order',
     middleware: [write] as const,
-    request: { headers: ProjectHeader, params: OrderSampleParams },
+    request: { params: OrderSampleParams },
     responses: { 204: { description: 'Removed' }, ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -298,7 +297,7 @@ orders.openapi(
     tags,
     summary: "The order's labflow state: stage, assignee, history and the transitions this caller may take now",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: OrderIdParam },
+    request: { params: OrderIdParam },
     responses: { 200: json(OrderLabflow), ...commonErrors },
   }),
   async (c) => {
@@ -315,7 +314,7 @@ orders.openapi(
     tags,
     summary: 'Take a labflow transition for the order (its permission and, where the definition asks, a reason are checked)',
     middleware: [requires('labflow.move')] as const,
-    request: { headers: ProjectHeader, params: OrderIdParam, body: { content: { 'application/json': { schema: LabflowMove } }, required: true } },
+    request: { params: OrderIdParam, body: { content: { 'application/json': { schema: LabflowMove } }, required: true } },
     responses: { 200: json(OrderLabflow), ...commonErrors, ...conflictError },
   }),
   async (c) => {

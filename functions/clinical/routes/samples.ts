@@ -3,7 +3,7 @@ import type { Context } from 'hono'
 import { notFound } from '../../../lib/errors.js'
 import { auditContext, requires, resourceApp } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
-import { commonErrors, conflictError, IdParam, json, ProjectHeader } from '../../../lib/openapi.js'
+import { commonErrors, conflictError, IdParam, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse } from '../../../lib/pagination.js'
 import type { SampleRecord } from '../../../domain/clinical/model.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
@@ -33,7 +33,7 @@ samples.openapi(
     tags,
     summary: "The project's samples, newest first; filters external_id, subject_id, type",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, query: PageQuery.extend(SampleListQuery.shape) },
+    request: { query: PageQuery.extend(SampleListQuery.shape) },
     responses: { 200: { ...json(z.array(Sample)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -51,7 +51,7 @@ samples.openapi(
     tags,
     summary: 'Create a sample of a subject (409 when its external_id exists in the project; data URIs must be in the project bucket)',
     middleware: [write] as const,
-    request: { headers: ProjectHeader, body: { content: { 'application/json': { schema: CreateSample } }, required: true } },
+    request: { body: { content: { 'application/json': { schema: CreateSample } }, required: true } },
     responses: { 201: json(Sample, 'Created'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -76,7 +76,7 @@ samples.openapi(
     tags,
     summary: 'Sample details, with the orders holding it',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: IdParam },
+    request: { params: IdParam },
     responses: { 200: json(Sample), ...commonErrors },
   }),
   async (c) => c.json(toSample(await loadSample(c, c.req.valid('param').id)), 200),
@@ -90,7 +90,7 @@ samples.openapi(
     tags,
     summary: 'Update a sample: only the fields sent change; null clears an optional field; 409 while a signed order holds it',
     middleware: [write] as const,
-    request: { headers: ProjectHeader, params: IdParam, body: { content: { 'application/json': { schema: UpdateSample } }, required: true } },
+    request: { params: IdParam, body: { content: { 'application/json': { schema: UpdateSample } }, required: true } },
     responses: { 200: json(Sample), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -117,7 +117,7 @@ samples.openapi(
     tags,
     summary: 'Delete a sample (409 naming the order while a signed order holds it; it leaves unsigned orders)',
     middleware: [write] as const,
-    request: { headers: ProjectHeader, params: IdParam },
+    request: { params: IdParam },
     responses: { 204: { description: 'Deleted' }, ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -136,7 +136,7 @@ samples.openapi(
     tags,
     summary: 'The sample as a pipeline consumes it: samplesheet keys (nf-core/raredisease), subject, HPO terms, data URIs',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: IdParam },
+    request: { params: IdParam },
     responses: { 200: json(SampleInfo), ...commonErrors },
   }),
   async (c) => {
@@ -155,7 +155,7 @@ samples.openapi(
     tags: ['variants'],
     summary: "The sample's variants: its calls carrying the ALT in the ready variant caches of the orders holding it, in genome order; filter region",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: IdParam, query: PageQuery.extend(SampleVariantQuery.shape) },
+    request: { params: IdParam, query: PageQuery.extend(SampleVariantQuery.shape) },
     responses: { 200: { ...json(z.array(SampleVariant)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {

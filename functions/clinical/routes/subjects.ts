@@ -3,7 +3,7 @@ import type { Context } from 'hono'
 import { notFound } from '../../../lib/errors.js'
 import { auditContext, requires, resourceApp } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
-import { commonErrors, conflictError, IdParam, json, ProjectHeader } from '../../../lib/openapi.js'
+import { commonErrors, conflictError, IdParam, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse } from '../../../lib/pagination.js'
 import type { SubjectRecord } from '../../../domain/clinical/model.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
@@ -31,7 +31,7 @@ subjects.openapi(
     tags,
     summary: "The project's subjects, newest first; filters external_id, family_id, affected_status",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, query: PageQuery.extend(SubjectListQuery.shape) },
+    request: { query: PageQuery.extend(SubjectListQuery.shape) },
     responses: { 200: { ...json(z.array(Subject)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -49,7 +49,7 @@ subjects.openapi(
     tags,
     summary: 'Create a subject (409 when its external_id exists in the project; parents are checked)',
     middleware: [write] as const,
-    request: { headers: ProjectHeader, body: { content: { 'application/json': { schema: CreateSubject } }, required: true } },
+    request: { body: { content: { 'application/json': { schema: CreateSubject } }, required: true } },
     responses: { 201: json(Subject, 'Created'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -66,7 +66,7 @@ subjects.openapi(
     tags,
     summary: 'Subject details',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: IdParam },
+    request: { params: IdParam },
     responses: { 200: json(Subject), ...commonErrors },
   }),
   async (c) => c.json(toSubject(await loadSubject(c, c.req.valid('param').id)), 200),
@@ -80,7 +80,7 @@ subjects.openapi(
     tags,
     summary: 'Update a subject: only the fields sent change; null clears an optional field',
     middleware: [write] as const,
-    request: { headers: ProjectHeader, params: IdParam, body: { content: { 'application/json': { schema: UpdateSubject } }, required: true } },
+    request: { params: IdParam, body: { content: { 'application/json': { schema: UpdateSubject } }, required: true } },
     responses: { 200: json(Subject), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -105,7 +105,7 @@ subjects.openapi(
     tags,
     summary: 'Delete a subject and its samples in one step (409 while a signed order holds one of them)',
     middleware: [write] as const,
-    request: { headers: ProjectHeader, params: IdParam },
+    request: { params: IdParam },
     responses: { 204: { description: 'Deleted, with its samples' }, ...commonErrors, ...conflictError },
   }),
   async (c) => {

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import { badRequest, notFound } from '../../../lib/errors.js'
 import { requires, resourceApp } from '../../../lib/http.js'
-import { commonErrors, json, ProjectHeader } from '../../../lib/openapi.js'
+import { commonErrors, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse } from '../../../lib/pagination.js'
 import { parseRegion } from '../../../domain/variants/genome-order.js'
 import type { ClinicalDeps } from '../deps.js'
@@ -30,7 +30,7 @@ variants.openapi(
     summary:
       "The project's catalogue: every distinct variant ingested, in genome order, with how many orders and samples it is seen in; filters region, gene",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, query: PageQuery.extend(CatalogueQuery.shape) },
+    request: { query: PageQuery.extend(CatalogueQuery.shape) },
     responses: { 200: { ...json(z.array(CatalogueVariant)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -48,7 +48,7 @@ variants.openapi(
     tags,
     summary: 'One variant of the catalogue, with its observation counts and the orders (and carrier samples) observing it',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: VariantIdParam },
+    request: { params: VariantIdParam },
     responses: { 200: json(CatalogueVariant), ...commonErrors },
   }),
   async (c) => {

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import { iso } from '../../../lib/db.js'
 import { notFound } from '../../../lib/errors.js'
 import { auditContext, requires, resourceApp } from '../../../lib/http.js'
-import { commonErrors, conflictError, IdParam, json, ProjectHeader } from '../../../lib/openapi.js'
+import { commonErrors, conflictError, IdParam, json } from '../../../lib/openapi.js'
 import { UUID_RE } from '../../../lib/ids.js'
 import { PageQuery, pageHeaders, pageResponse, paginateArray } from '../../../lib/pagination.js'
 import { compareSemver, latestVersion } from '../../../domain/pipelines/versions.js'
@@ -47,7 +47,7 @@ pipelines.openapi(
     tags: ['pipelines'],
     summary: 'List the pipelines the project can see (platform-wide and its own), by slug, newest version first',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, query: PageQuery.extend(PipelineListQuery.shape) },
+    request: { query: PageQuery.extend(PipelineListQuery.shape) },
     responses: { 200: { ...json(z.array(Pipeline)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -66,7 +66,6 @@ pipelines.openapi(
     summary: 'Create a pipeline in the project (409 when the slug and version exist; ?force=true overwrites)',
     middleware: [requires('pipeline.create')] as const,
     request: {
-      headers: ProjectHeader,
       query: ForceQuery,
       body: { content: { 'application/json': { schema: CreatePipeline } }, required: true },
     },
@@ -93,7 +92,7 @@ pipelines.openapi(
     tags: ['pipelines'],
     summary: 'Pipeline by id',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: IdParam },
+    request: { params: IdParam },
     responses: { 200: json(Pipeline), ...commonErrors },
   }),
   async (c) => {
@@ -112,7 +111,7 @@ pipelines.openapi(
     tags: ['pipelines'],
     summary: 'The latest version of a pipeline by slug (highest semantic version), or the one named by ?version=',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: SlugParam, query: z.object({ version: z.string().min(1).optional() }) },
+    request: { params: SlugParam, query: z.object({ version: z.string().min(1).optional() }) },
     responses: { 200: json(Pipeline), ...commonErrors },
   }),
   async (c) => {
@@ -133,7 +132,7 @@ pipelines.openapi(
     tags: ['pipelines'],
     summary: 'Every version of a pipeline, highest semantic version first',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: SlugParam, query: PageQuery },
+    request: { params: SlugParam, query: PageQuery },
     responses: { 200: { ...json(z.array(Pipeline)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {

@@ -5,7 +5,7 @@ import { iso } from '../../../lib/db.js'
 import { badRequest, notFound } from '../../../lib/errors.js'
 import { auditContext, requires, resourceApp, type Prefetch } from '../../../lib/http.js'
 import { sha256, UUID_RE } from '../../../lib/ids.js'
-import { commonErrors, conflictError, IdParam, json, ProjectHeader } from '../../../lib/openapi.js'
+import { commonErrors, conflictError, IdParam, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, pageSizeOf } from '../../../lib/pagination.js'
 import { gsUri, parseGsUri } from '../../../lib/storage.js'
 import { validateParams } from '../../../domain/pipelines/params.js'
@@ -46,7 +46,7 @@ export function toRun(r: RunRecord): z.infer<typeof Run> {
   }
 }
 
-const IdempotencyHeader = ProjectHeader.extend({
+const IdempotencyHeader = z.object({
   'idempotency-key': z
     .string()
     .regex(/^[\x21-\x7e]{1,255}$/, '1 to 255 visible ASCII characters')
@@ -143,7 +143,7 @@ runs.openapi(
     tags: ['runs'],
     summary: "The project's runs, newest first; filters order_id and status, or name",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, query: PageQuery.extend(RunListQuery.shape) },
+    request: { query: PageQuery.extend(RunListQuery.shape) },
     responses: { 200: { ...json(z.array(Run)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -163,7 +163,7 @@ runs.openapi(
     tags: ['runs'],
     summary: 'Runs linked to an order, newest first',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: OrderParam, query: PageQuery.extend({ status: RunListQuery.shape.status }) },
+    request: { params: OrderParam, query: PageQuery.extend({ status: RunListQuery.shape.status }) },
     responses: { 200: { ...json(z.array(Run)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -180,7 +180,7 @@ runs.openapi(
     tags: ['runs'],
     summary: 'Run details; duration in seconds once started and finished are known',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: IdParam },
+    request: { params: IdParam },
     responses: { 200: json(Run), ...commonErrors },
   }),
   async (c) => c.json(toRun(await loadRun(c, c.req.valid('param').id)), 200),
@@ -194,7 +194,7 @@ runs.openapi(
     tags: ['runs'],
     summary: "Files under the run's output location (gs://<bucket>/runs/<id>/); empty until the run has ended",
     middleware: [read, requires('file.read')] as const,
-    request: { headers: ProjectHeader, params: IdParam, query: PageQuery },
+    request: { params: IdParam, query: PageQuery },
     responses: { 200: { ...json(z.array(RunOutput)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -223,7 +223,7 @@ runs.openapi(
     tags: ['runs'],
     summary: 'Cancel a queued or running run (its Batch job is deleted); a finished run is a 409',
     middleware: [requires('run.cancel')] as const,
-    request: { headers: ProjectHeader, params: IdParam },
+    request: { params: IdParam },
     responses: { 200: json(Run, 'Cancelled'), ...commonErrors, ...conflictError },
   }),
   async (c) => {

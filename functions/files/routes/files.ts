@@ -3,7 +3,7 @@ import type { Context } from 'hono'
 import type { ProjectRecord } from '../../../lib/auth/access.js'
 import { badRequest, conflict } from '../../../lib/errors.js'
 import { auditContext, requires, resourceApp } from '../../../lib/http.js'
-import { commonErrors, conflictError, json, ProjectHeader } from '../../../lib/openapi.js'
+import { commonErrors, conflictError, json } from '../../../lib/openapi.js'
 import { pageHeaders, pageResponse, pageSizeOf } from '../../../lib/pagination.js'
 import { signUrl } from '../../../lib/storage/v4.js'
 import { ProjectFiles } from '../../../domain/files/files.js'
@@ -56,7 +56,7 @@ files.openapi(
     tags: ['files'],
     summary: "One level of the project's bucket under path, like gsutil ls: objects and folder/ prefixes, in name order",
     middleware: [requires('file.read')] as const,
-    request: { headers: ProjectHeader, query: ListQuery },
+    request: { query: ListQuery },
     responses: { 200: { ...json(z.array(FileEntry)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -75,7 +75,7 @@ files.openapi(
     tags: ['files'],
     summary: 'A signed address to GET one file, valid 900 seconds, without an Authorization header',
     middleware: [requires('file.read')] as const,
-    request: { headers: ProjectHeader, query: PathQuery },
+    request: { query: PathQuery },
     responses: { 200: json(SignedUrl), ...commonErrors },
   }),
   async (c) => {
@@ -99,7 +99,7 @@ files.openapi(
     description:
       'The address allows PUT only, with exactly the declared Content-Type (stored with the object); anything else is refused by the storage side. An existing object is a 409 unless overwrite is true.',
     middleware: [requires('file.write')] as const,
-    request: { headers: ProjectHeader, query: ProjectQuery, ...body(CreateUploadUrl) },
+    request: { query: ProjectQuery, ...body(CreateUploadUrl) },
     responses: { 200: json(SignedUrl), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -121,7 +121,7 @@ files.openapi(
     tags: ['files'],
     summary: 'Copy a file within the bucket; 409 when the destination exists and overwrite is not true',
     middleware: [requires('file.write')] as const,
-    request: { headers: ProjectHeader, query: ProjectQuery, ...body(CopyOrMove) },
+    request: { query: ProjectQuery, ...body(CopyOrMove) },
     responses: { 200: json(FileEntry, 'The copy'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -146,7 +146,7 @@ files.openapi(
     tags: ['files'],
     summary: 'Move or rename a file within the bucket (copy, then delete the source; a failure between them leaves the source)',
     middleware: [requires('file.write')] as const,
-    request: { headers: ProjectHeader, query: ProjectQuery, ...body(CopyOrMove) },
+    request: { query: ProjectQuery, ...body(CopyOrMove) },
     responses: { 200: json(FileEntry, 'The file at its new path'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -171,7 +171,7 @@ files.openapi(
     tags: ['files'],
     summary: 'Delete one file (project admins); a folder is deleted by deleting its files',
     middleware: [requires('file.delete')] as const,
-    request: { headers: ProjectHeader, query: PathQuery },
+    request: { query: PathQuery },
     responses: { 204: { description: 'Deleted' }, ...commonErrors },
   }),
   async (c) => {

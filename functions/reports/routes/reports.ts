@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import { notFound } from '../../../lib/errors.js'
 import { auditContext, requires, resourceApp } from '../../../lib/http.js'
-import { commonErrors, conflictError, json, ProjectHeader } from '../../../lib/openapi.js'
+import { commonErrors, conflictError, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, paginateArray } from '../../../lib/pagination.js'
 import type { ReportsDeps } from '../deps.js'
 import {
@@ -41,7 +41,7 @@ reports.openapi(
     tags: tags.reports,
     summary: "The project's reports, newest first; filters order_id (id or accession), status, template_type",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, query: PageQuery.extend(ReportListQuery.shape) },
+    request: { query: PageQuery.extend(ReportListQuery.shape) },
     responses: { 200: { ...json(z.array(Report)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -65,7 +65,7 @@ reports.openapi(
     tags: tags.reports,
     summary: 'Create a draft report for an order of the project (404 for an order it does not have; 409 for a draft, cancelled or erroneous order)',
     middleware: [draft] as const,
-    request: { headers: ProjectHeader, body: body(CreateReport) },
+    request: { body: body(CreateReport) },
     responses: { 201: json(Report, 'Created'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -83,7 +83,7 @@ reports.openapi(
     tags: tags.reports,
     summary: 'Report details, with the status moves this caller may make and, in review, where and whether they may sign it',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: ReportIdParam },
+    request: { params: ReportIdParam },
     responses: { 200: json(Report), ...commonErrors },
   }),
   async (c) => c.json(toReport(c, await loadReport(c, c.req.valid('param').id)), 200),
@@ -97,7 +97,7 @@ reports.openapi(
     tags: tags.reports,
     summary: 'Update a draft: summary, notes, template_type, conclusion (409 for any other status: a signed report is amended instead)',
     middleware: [draft] as const,
-    request: { headers: ProjectHeader, params: ReportIdParam, body: body(UpdateReport) },
+    request: { params: ReportIdParam, body: body(UpdateReport) },
     responses: { 200: json(Report), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -114,7 +114,7 @@ reports.openapi(
     tags: tags.reports,
     summary: 'Delete a draft, with its variants, comments and snapshots (409 for any other status: cancel it, or mark it entered in error)',
     middleware: [draft] as const,
-    request: { headers: ProjectHeader, params: ReportIdParam },
+    request: { params: ReportIdParam },
     responses: { 204: { description: 'Deleted' }, ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -136,7 +136,7 @@ reports.openapi(
       'draft|in_review→cancelled (report.cancel, reason); any→entered_in_error (report.cancel, reason). in_review→signed happens only in the browser sign-off ' +
       '({report_url}/{id}/signoff/), signed→superseded only when an amendment of the report is signed.',
     middleware: [draft] as const,
-    request: { headers: ProjectHeader, params: ReportIdParam, body: body(ReportTransition) },
+    request: { params: ReportIdParam, body: body(ReportTransition) },
     responses: { 200: json(Report), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -159,7 +159,7 @@ reports.openapi(
       'The new revision copies the fields, variants (with their overrides) and comments of the signed one, and names it in `replaces`. When the new revision is signed, ' +
       'the old one becomes superseded in the same transaction. One amendment at a time (409 naming the one in progress).',
     middleware: [draft] as const,
-    request: { headers: ProjectHeader, params: ReportIdParam, body: body(AmendReport) },
+    request: { params: ReportIdParam, body: body(AmendReport) },
     responses: { 201: json(Report, 'The new revision, a draft'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -180,7 +180,7 @@ reports.openapi(
     tags: tags.variants,
     summary: "The variants on the report, in the order they were added: the report's overrides with the variant as the order's current cache has it",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: ReportIdParam, query: PageQuery },
+    request: { params: ReportIdParam, query: PageQuery },
     responses: { 200: { ...json(z.array(ReportVariant)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -202,7 +202,7 @@ reports.openapi(
     tags: tags.variants,
     summary: "Add a variant of the order's current variant cache by its id, with optional overrides (404 naming it when the cache does not have it)",
     middleware: [draft] as const,
-    request: { headers: ProjectHeader, params: ReportIdParam, body: body(AddReportVariant) },
+    request: { params: ReportIdParam, body: body(AddReportVariant) },
     responses: { 201: json(ReportVariant, 'Added'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -221,7 +221,7 @@ reports.openapi(
     tags: tags.variants,
     summary: 'One variant of the report, with its overrides and its values in the current cache',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: ReportVariantParams },
+    request: { params: ReportVariantParams },
     responses: { 200: json(ReportVariant), ...commonErrors },
   }),
   async (c) => {
@@ -240,7 +240,7 @@ reports.openapi(
     tags: tags.variants,
     summary: "Change a variant's per-report overrides (a draft only); null clears one",
     middleware: [draft] as const,
-    request: { headers: ProjectHeader, params: ReportVariantParams, body: body(UpdateReportVariant) },
+    request: { params: ReportVariantParams, body: body(UpdateReportVariant) },
     responses: { 200: json(ReportVariant), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -259,7 +259,7 @@ reports.openapi(
     tags: tags.variants,
     summary: 'Take a variant off the report (a draft only); the variant cache is not changed',
     middleware: [draft] as const,
-    request: { headers: ProjectHeader, params: ReportVariantParams },
+    request: { params: ReportVariantParams },
     responses: { 204: { description: 'Removed' }, ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -280,7 +280,7 @@ reports.openapi(
     tags: tags.comments,
     summary: "The report's comments, oldest first (a conversation); filter type",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: ReportIdParam, query: PageQuery.extend(CommentListQuery.shape) },
+    request: { params: ReportIdParam, query: PageQuery.extend(CommentListQuery.shape) },
     responses: { 200: { ...json(z.array(Comment)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -299,7 +299,7 @@ reports.openapi(
     tags: tags.comments,
     summary: 'Comment on a draft or in-review report; an open review comment blocks signing until a reviewer resolves it',
     middleware: [requires('comment.write')] as const,
-    request: { headers: ProjectHeader, params: ReportIdParam, body: body(CreateComment) },
+    request: { params: ReportIdParam, body: body(CreateComment) },
     responses: { 201: json(Comment, 'Created'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -317,7 +317,7 @@ reports.openapi(
     tags: tags.comments,
     summary: 'Edit the text (its author, with comment.write) or resolve and reopen it (resolved true or false: a reviewer, comment.resolve)',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: CommentParams, body: body(UpdateComment) },
+    request: { params: CommentParams, body: body(UpdateComment) },
     responses: { 200: json(Comment), ...commonErrors, ...conflictError },
   }),
   async (c) => {
@@ -342,7 +342,7 @@ reports.openapi(
     tags: tags.snapshots,
     summary: "The report's snapshots, oldest first, each with its content and SHA-256",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: ReportIdParam, query: PageQuery },
+    request: { params: ReportIdParam, query: PageQuery },
     responses: { 200: { ...json(z.array(Snapshot)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -363,7 +363,7 @@ reports.openapi(
       'The content is the report, its order and the people tested, its variants with the values of the variant cache at this moment, and its comments. ' +
       'Only content is hashed, so two snapshots of an unchanged report have the same SHA-256.',
     middleware: [draft] as const,
-    request: { headers: ProjectHeader, params: ReportIdParam },
+    request: { params: ReportIdParam },
     responses: { 201: json(Snapshot, 'Taken'), ...commonErrors, ...conflictError },
   }),
   async (c) => {

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import { badRequest, conflict, notFound } from '../../../lib/errors.js'
 import { auditContext, requires, resourceApp } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
-import { commonErrors, conflictError, json, ProjectHeader } from '../../../lib/openapi.js'
+import { commonErrors, conflictError, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse } from '../../../lib/pagination.js'
 import { gsUri, parseGsUri } from '../../../lib/storage.js'
 import { dispatchIngestion, pickVcf } from '../../../domain/variants/dispatch.js'
@@ -39,7 +39,7 @@ orders.openapi(
     description:
       'Pages in genome order (1–22, X, Y, MT, then other contigs; position; id) with keyset tokens that stay valid across a rebuild of the cache. Without filters, X-Total-Count gives the number of variants. A page may hold fewer than page_size variants (even none) when a filter checked on the variants read (min_qual; with a gene, the other filters) skips many: follow X-Next-Page-Token until it is absent. 404 when the order has no ready cache (see its status).',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: OrderParams, query: PageQuery.extend(VariantListQuery.shape) },
+    request: { params: OrderParams, query: PageQuery.extend(VariantListQuery.shape) },
     responses: {
       200: {
         ...json(z.array(OrderVariant)),
@@ -71,7 +71,7 @@ orders.openapi(
     tags: variantsTag,
     summary: "One variant of the order's cache, with every sample's call and every transcript annotation",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: OrderVariantParams },
+    request: { params: OrderVariantParams },
     responses: { 200: json(OrderVariant), ...commonErrors },
   }),
   async (c) => {
@@ -92,7 +92,7 @@ orders.openapi(
     summary:
       "The order's variant cache: its newest ingestion (queued → building → ready | failed, counts, source, run, times, the samples matched, what was wrong) and the cache readers see",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: OrderParams },
+    request: { params: OrderParams },
     responses: { 200: json(CacheStatus), ...commonErrors },
   }),
   async (c) => {
@@ -111,7 +111,7 @@ orders.openapi(
     tags: ingestionsTag,
     summary: "The order's ingestions, newest first",
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: OrderParams, query: PageQuery },
+    request: { params: OrderParams, query: PageQuery },
     responses: { 200: { ...json(z.array(Ingestion)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
@@ -129,7 +129,7 @@ orders.openapi(
     tags: ingestionsTag,
     summary: 'One ingestion of the order, with its steps',
     middleware: [read] as const,
-    request: { headers: ProjectHeader, params: OrderIngestionParams },
+    request: { params: OrderIngestionParams },
     responses: { 200: json(Ingestion), ...commonErrors },
   }),
   async (c) => {
@@ -153,7 +153,6 @@ orders.openapi(
       'Answers 202 with the queued ingestion; follow it at GET /orders/{order_id}/status. The cache readers see is replaced only once the new one is ready. A run linked to the order that succeeds with a VCF is ingested without this call.',
     middleware: [ingest] as const,
     request: {
-      headers: ProjectHeader,
       params: OrderParams,
       body: { content: { 'application/json': { schema: CreateIngestion } }, required: true },
     },
