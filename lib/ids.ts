@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { hash, randomBytes, randomUUID } from 'node:crypto'
 
 export const newId = () => randomUUID()
 
@@ -37,7 +37,8 @@ export function idsNamedBy(prefix: string, value: string, count: number): string
   return ids
 }
 
-export const sha256 = (value: string | Buffer) => createHash('sha256').update(value).digest('hex')
+/** One-shot (crypto.hash, Node 20.12): no Hash object per call; every request hashes its token. */
+export const sha256 = (value: string | Buffer) => hash('sha256', value, 'hex')
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
