@@ -38,7 +38,11 @@ export interface Queue {
 
 /** The queue as one request or event publishes to it: each message carries its request id and trace (the caller's attributes win). */
 export function correlatedQueue(queue: Queue, scope: Pick<LogScope, 'requestId' | 'trace'>): Queue {
-  return { publish: (type, data, attributes = {}) => queue.publish(type, data, { ...correlationAttributes(scope), ...attributes }) }
+  return {
+    publish(type, data, attributes = {}) {
+      return queue.publish(type, data, { ...correlationAttributes(scope), ...attributes })
+    },
+  }
 }
 
 /** Pub/Sub publisher; the emulator is used when PUBSUB_EMULATOR_HOST is set, as the client library does. */

@@ -1,4 +1,4 @@
-import { Timestamp, type DocumentReference, type DocumentSnapshot, type Transaction } from '@google-cloud/firestore'
+import { Timestamp, type CollectionReference, type DocumentReference, type DocumentSnapshot, type Transaction } from '@google-cloud/firestore'
 import { assertNever } from '../assert.js'
 import type { Db } from '../db.js'
 import { idsNamedBy, newId, newNamingSecret, sha256, TOKEN_PREFIX } from '../ids.js'
@@ -68,6 +68,39 @@ export interface IssuedCredential {
 
 const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000
 
+function judgePersonal(ref: DocumentReference, snap: DocumentSnapshot, now: Date): Lookup<PersonalTokenRecord> {
+  if (!snap.exists) return { ok: false, reason: 'unknown token' }
+  const record = snap.data() as PersonalTokenRecord
+  if (record.revoked_at) return { ok: false, reason: 'token revoked' }
+  if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'token expired' }
+  if (!record.last_used_at || now.getTime() - record.last_used_at.toMillis() > LAST_USED_RESOLUTION_MS) {
+    // Best effort, coarse and off the request's path: a busy script does not write on every request, nor wait for the write.
+    ref.update({ last_used_at: Timestamp.fromDate(now) }).catch(() => undefined)
+  }
+  return { ok: true, record }
+}
+
+/** A service token is valid while unexpired and while the key that obtained it is not revoked (judged by `keyActive`). */
+function judgeServiceToken(snap: DocumentSnapshot, now: Date): Lookup<ServiceTokenRecord> {
+  if (!snap.exists) return { ok: false, reason: 'unknown token' }
+  const record = snap.data() as ServiceTokenRecord
+  if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'token expired' }
+  return { ok: true, record }
+}
+
+function judgeSession(snap: DocumentSnapshot, now: Date): Lookup<SessionRecord> {
+  if (!snap.exists) return { ok: false, reason: 'session not found or ended' }
+  const record = snap.data() as SessionRecord
+  if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'session expired' }
+  return { ok: true, record }
+}
+
+/** The account a personal token or a session value names, if it names one. */
+function namedUser(users: CollectionReference, prefix: string, value: string): { user?: DocumentReference } {
+  const [userId] = idsNamedBy(prefix, value, 1)
+  return { user: userId ? users.doc(userId) : undefined }
+}
+
 export class TokenStore {
   constructor(private readonly db: Db) {}
 
@@ -107,19 +140,7 @@ export class TokenStore {
 
   async verifyPersonal(value: string, now: Date): Promise<Lookup<PersonalTokenRecord>> {
     const ref = this.db.col('personal_tokens').doc(sha256(value))
-    return this.judgePersonal(ref, await ref.get(), now)
-  }
-
-  private judgePersonal(ref: DocumentReference, snap: DocumentSnapshot, now: Date): Lookup<PersonalTokenRecord> {
-    if (!snap.exists) return { ok: false, reason: 'unknown token' }
-    const record = snap.data() as PersonalTokenRecord
-    if (record.revoked_at) return { ok: false, reason: 'token revoked' }
-    if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'token expired' }
-    if (!record.last_used_at || now.getTime() - record.last_used_at.toMillis() > LAST_USED_RESOLUTION_MS) {
-      // Best effort, coarse and off the request's path: a busy script does not write on every request, nor wait for the write.
-      ref.update({ last_used_at: Timestamp.fromDate(now) }).catch(() => undefined)
-    }
-    return { ok: true, record }
+    return judgePersonal(ref, await ref.get(), now)
   }
 
   async listPersonal(userId: string): Promise<PersonalTokenRecord[]> {
@@ -164,14 +185,6 @@ export class TokenStore {
     return { value, record }
   }
 
-  /** A service token is valid while unexpired and while the key that obtained it is not revoked (judged by `keyActive`). */
-  private judgeServiceToken(snap: DocumentSnapshot, now: Date): Lookup<ServiceTokenRecord> {
-    if (!snap.exists) return { ok: false, reason: 'unknown token' }
-    const record = snap.data() as ServiceTokenRecord
-    if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'token expired' }
-    return { ok: true, record }
-  }
-
   /** Whether the service key a token was obtained with (the document `IssuedCredential.check` named) is still active. */
   keyActive(snap: DocumentSnapshot): Lookup<true> {
     return snap.exists && !snap.get('revoked_at') ? { ok: true, record: true } : { ok: false, reason: 'token revoked' }
@@ -182,20 +195,17 @@ export class TokenStore {
     const id = sha256(value)
     const users = this.db.col('users')
     const keys = this.db.col('service_keys')
-    /** The account a personal token or a session value names, if it names one. */
-    const namedUser = (prefix: string) => {
-      const [userId] = idsNamedBy(prefix, value, 1)
-      return { user: userId ? users.doc(userId) : undefined }
-    }
+    // `check` is a method, not an arrow function: a credential is made for every request, and a
+    // named arrow function costs a name definition each time under tsx (esbuild's keepNames).
     switch (kind) {
       case 'personal': {
         const ref = this.db.col('personal_tokens').doc(id)
         return {
           method: 'personal_token',
           ref,
-          named: namedUser(TOKEN_PREFIX.personal),
-          check: (snap, now) => {
-            const found = this.judgePersonal(ref, snap, now)
+          named: namedUser(users, TOKEN_PREFIX.personal, value),
+          check(snap, now) {
+            const found = judgePersonal(ref, snap, now)
             return found.ok ? { ok: true, record: { userId: found.record.user_id, credentialId: found.record.id } } : found
           },
         }
@@ -206,8 +216,8 @@ export class TokenStore {
           method: 'service_token',
           ref: this.db.col('service_tokens').doc(id),
           named: userId && keyId ? { user: users.doc(userId), key: keys.doc(keyId) } : {},
-          check: (snap, now) => {
-            const found = this.judgeServiceToken(snap, now)
+          check(snap, now) {
+            const found = judgeServiceToken(snap, now)
             if (!found.ok) return found
             const { user_id, key_id } = found.record
             return { ok: true, record: { userId: user_id, credentialId: key_id, key: keys.doc(key_id) } }
@@ -218,9 +228,9 @@ export class TokenStore {
         return {
           method: 'session',
           ref: this.db.col('sessions').doc(id),
-          named: namedUser(TOKEN_PREFIX.session),
-          check: (snap, now) => {
-            const found = this.judgeSession(snap, now)
+          named: namedUser(users, TOKEN_PREFIX.session, value),
+          check(snap, now) {
+            const found = judgeSession(snap, now)
             return found.ok ? { ok: true, record: { userId: found.record.user_id, credentialId: found.record.id } } : found
           },
         }
@@ -252,14 +262,7 @@ export class TokenStore {
   }
 
   async getSession(value: string, now: Date): Promise<Lookup<SessionRecord>> {
-    return this.judgeSession(await this.db.col('sessions').doc(sha256(value)).get(), now)
-  }
-
-  private judgeSession(snap: DocumentSnapshot, now: Date): Lookup<SessionRecord> {
-    if (!snap.exists) return { ok: false, reason: 'session not found or ended' }
-    const record = snap.data() as SessionRecord
-    if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'session expired' }
-    return { ok: true, record }
+    return judgeSession(await this.db.col('sessions').doc(sha256(value)).get(), now)
   }
 
   /** The key of a session's document: what a record bound to a session (a login in flight) keeps instead of the cookie's value. */
@@ -268,7 +271,7 @@ export class TokenStore {
   }
 
   async getSessionByKey(key: string, now: Date): Promise<Lookup<SessionRecord>> {
-    return this.judgeSession(await this.db.col('sessions').doc(key).get(), now)
+    return judgeSession(await this.db.col('sessions').doc(key).get(), now)
   }
 
   /** Records that the session's own user authenticated again at the identity provider (auth_time from the ID token). */
