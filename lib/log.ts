@@ -58,7 +58,16 @@ export interface LogScope {
   trace?: TraceContext
 }
 
-const defined = (fields: LogFields | undefined) => Object.entries(fields ?? {}).filter(([, v]) => v !== undefined)
+const asIs = (value: unknown) => value
+
+/** Copies the defined fields of `fields` onto `into` (an undefined field adds nothing), as `map` makes them. */
+function assignDefined(into: LogFields, fields: LogFields | undefined, map: (value: unknown) => unknown = asIs): LogFields {
+  for (const key in fields) {
+    const value = fields[key]
+    if (value !== undefined) into[key] = map(value)
+  }
+  return into
+}
 
 /**
  * Credentials that must never reach a log, whatever line they slipped into (an error message
@@ -103,14 +112,14 @@ class JsonLogger implements Logger {
   }
 
   with(fields: LogFields): Logger {
-    return new JsonLogger(this.level, { ...this.base, ...Object.fromEntries(defined(fields)) }, this.sink)
+    return new JsonLogger(this.level, assignDefined({ ...this.base }, fields), this.sink)
   }
 
   private write(lvl: Exclude<Level, 'silent'>, message: string, fields?: LogFields) {
     if (order[lvl] < order[this.level]) return
     const severity = SEVERITY[lvl]
     const entry: LogFields = { severity, message, ...this.base }
-    for (const [k, v] of defined(fields)) entry[k] = serialize(v)
+    assignDefined(entry, fields, serialize)
     // A field of the call may not pass for the line's own severity or message.
     entry.severity = severity
     entry.message = message

@@ -68,9 +68,12 @@ export class LoginThrottle {
 
   /** The same check on records already read (the auth path reads them with the rest of round one). */
   assertOpen(records: Array<ThrottleRecord | DocumentSnapshot | undefined>): void {
-    records = records.map((r) => (r instanceof DocumentSnapshot ? (r.data() as ThrottleRecord | undefined) : r))
+    let until = 0
+    for (const r of records) {
+      const record = r instanceof DocumentSnapshot ? (r.data() as ThrottleRecord | undefined) : r
+      until = Math.max(until, record?.locked_until?.toMillis() ?? 0)
+    }
     const now = this.clock.now().getTime()
-    const until = Math.max(0, ...(records as Array<ThrottleRecord | undefined>).map((r) => r?.locked_until?.toMillis() ?? 0))
     if (until > now) throw new TooManyAttempts(Math.ceil((until - now) / 1000))
   }
 
