@@ -291,16 +291,18 @@ export const SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
 const HSTS = ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'] as const
 
 /**
- * The headers every response carries, whichever route answers: the request's id and the security
- * headers. A route that sets one itself (a page's Referrer-Policy) keeps its own.
+ * Each request's own context, before any route: the documents it reads (see Prefetch; nothing is
+ * kept between requests), and the headers its response carries whichever route answers: the
+ * request's id and the security headers. A route that sets one itself (a page's Referrer-Policy) keeps its own.
  * Served through Node (the local suite, and Cloud Functions, both by @hono/node-server's listener),
  * they go on Node's response before the route runs, and Node puts the route's own over them when it
  * writes the head: the route's Response keeps its few headers as a plain object, and no Headers
  * object is built, filled and sorted for every response. Served otherwise (`app.request` in tests),
  * they are added to the route's Response where it has none of its own.
  */
-function responseHeaders(config: KernelDeps['config']): MiddlewareHandler {
+function requestContext(config: KernelDeps['config']): MiddlewareHandler {
   return async (c, next) => {
+    kernelContext(c).set('reads', new RequestReads())
     const headers = [['X-Request-ID', kernelContext(c).get('requestId')] as const, ...SECURITY_HEADERS, ...(isHttps(c, config) ? [HSTS] : [])]
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
     if (outgoing) {
@@ -360,19 +362,15 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     (opts.publicPaths ?? []).some((p) => (p.endsWith('*') ? path.startsWith(API_PREFIX + p.slice(0, -1)) : path === API_PREFIX + p))
 
   app.use('*', requestLogging(deps))
-  // The documents read for this request alone (see Prefetch): nothing is kept between requests.
-  app.use('*', (c, next) => {
-    kernelContext(c).set('reads', new RequestReads())
-    return next()
-  })
-  app.use('*', responseHeaders(deps.config))
-  // Limited before anything reads the body (chunked bodies are counted as they arrive). A GET or HEAD
-  // has no body to limit (a Request never carries one), and asking for it would build the whole Request.
+  app.use('*', requestContext(deps.config))
+  // Limited before anything reads the body (chunked bodies are counted as they arrive), for the
+  // methods the routes take a body with. A GET or HEAD has none (a Request never carries one), and
+  // asking for it would build the whole Request; a method no route takes is a 404 that reads nothing.
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: (c) => c.json({ detail: `the request body is larger than ${MAX_BODY_BYTES / MIB} MiB` }, 413),
   })
-  app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)))
+  app.on(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'], '*', limitBody)
   // Registered before authentication, so that the route's documents join its round trip (see resolvePrincipal).
   for (const p of opts.prefetch ?? []) {
     for (const path of p.paths) {
