@@ -23,6 +23,6 @@ export async function onIngestionRequested(deps: OrchestratorDeps, event: CloudE
   }
   if (!ingestion.pending) return
   // Answers at once: the steps run on (a push delivery must be acknowledged within its deadline).
-  await runner.start(ingestion)
+  await runner.start(ingestion, log)
   log.info('ingestion.requested: started', { ingestion_id, order_id: ingestion.order_id, status: ingestion.status })
 }

@@ -10,7 +10,8 @@ import type { IngestionRecord, IngestionStore } from './ingestions.js'
  * looping over the same steps with the same retries. Either answers at once: the steps run on.
  */
 export interface IngestionRunner {
-  start(ingestion: Pick<IngestionRecord, 'id' | 'project_id' | 'order_id'>): Promise<void>
+  /** `log`: the logger of the event that starts it (lib/kernel.ts `inScope`), for what is logged while starting. */
+  start(ingestion: Pick<IngestionRecord, 'id' | 'project_id' | 'order_id'>, log?: Logger): Promise<void>
 }
 
 /** The local suite's runner: the steps in this process, one loop per ingestion at a time. */
@@ -43,8 +44,8 @@ export const EXECUTION_FRESH_MS = 30 * 60_000
 export class WorkflowsIngestionRunner implements IngestionRunner {
   constructor(private readonly deps: { ingestions: IngestionStore; workflows: WorkflowExecutions; workflow: string; log: Logger }) {}
 
-  async start(ingestion: Pick<IngestionRecord, 'id' | 'project_id' | 'order_id'>): Promise<void> {
-    const { ingestions, workflows, workflow, log } = this.deps
+  async start(ingestion: Pick<IngestionRecord, 'id' | 'project_id' | 'order_id'>, log = this.deps.log): Promise<void> {
+    const { ingestions, workflows, workflow } = this.deps
     if (!(await ingestions.claimRunner(ingestion.id, EXECUTION_FRESH_MS, () => 'starting'))) return
     let name: string
     try {

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest'
+import { createLogger } from '../../../lib/log.js'
 import { createExecutionRequest, CloudWorkflowExecutions, type WorkflowExecutions } from '../../../lib/workflows.js'
 import { INGESTION_STEPS } from '../../../domain/variants/ingestions.js'
 import { WorkflowsIngestionRunner } from '../../../domain/variants/runner.js'
@@ -34,12 +35,15 @@ describe('ingestion under Cloud Workflows', async () => {
     await expect(new CloudWorkflowExecutions(rpc).start(WORKFLOW, {})).rejects.toThrow(/without a name/)
   })
 
-  it('starts one execution for a duplicated message, and its steps build the cache', async () => {
+  it("starts one execution for a duplicated message, logged with the event's ids, and its steps build the cache", async () => {
     const t = await w.signedTrio()
     const ing = await w.request(t.order.id, await w.putTrio(t.names, { records: 40, seed: 9 }))
     const record = (await w.deps.ingestions.get(ing.id))!
-    await Promise.all([runner.start(record), runner.start(record)])
-    await runner.start(record)
+    const lines: Array<Record<string, unknown>> = []
+    const eventLog = createLogger('debug', { service: 'orchestrator' }, (line) => lines.push(JSON.parse(line))).with({ event_id: 'e-1' })
+    await Promise.all([runner.start(record, eventLog), runner.start(record, eventLog)])
+    await runner.start(record, eventLog)
+    expect(lines).toEqual([expect.objectContaining({ message: 'ingestion: workflow execution started', ingestion_id: ing.id, event_id: 'e-1' })])
     expect(started.filter((s) => s.argument.ingestion_id === ing.id)).toEqual([
       { workflow: WORKFLOW, argument: { ingestion_id: ing.id, project_id: w.project.id } },
     ])
