@@ -4,6 +4,7 @@ import type { UserRecord } from '../../lib/auth/access.js'
 import type { AuditContext } from '../../lib/audit.js'
 import { ApiError, badRequest } from '../../lib/errors.js'
 import { API_PREFIX, type KernelDeps } from '../../lib/http.js'
+import type { Logger } from '../../lib/log.js'
 
 /** What the platform asks the identity provider for; API access (the token audience) is the provider's default resource. */
 const BROWSER_SCOPE = 'openid email profile'
@@ -113,7 +114,7 @@ export class OidcLogin {
     return isAbsolute(returnTo) ? returnTo : this.settings().publicUrl + returnTo
   }
 
-  private configuration(): Promise<oidc.Configuration> {
+  private configuration(log: Logger): Promise<oidc.Configuration> {
     const s = this.settings()
     this.discovered ??= oidc
       .discovery(new URL(s.issuer), s.clientId, undefined, s.clientSecret ? oidc.ClientSecretBasic(s.clientSecret) : oidc.None(), {
@@ -123,7 +124,7 @@ export class OidcLogin {
       })
       .catch((error: unknown) => {
         this.discovered = undefined
-        this.deps.log.error('OIDC discovery failed', { issuer: s.issuer, error })
+        log.error('OIDC discovery failed', { issuer: s.issuer, error })
         throw new ApiError(500, PROVIDER_UNAVAILABLE)
       })
     return this.discovered
@@ -135,8 +136,8 @@ export class OidcLogin {
    * now, whatever session the provider has), and the ID token's auth_time is then checked against
    * them when the login completes.
    */
-  async begin(returnTo: string, options: LoginOptions = {}): Promise<{ authorizationUrl: URL; state: string }> {
-    const config = await this.configuration()
+  async begin(returnTo: string, options: LoginOptions, log: Logger): Promise<{ authorizationUrl: URL; state: string }> {
+    const config = await this.configuration(log)
     const state = oidc.randomState()
     const verifier = oidc.randomPKCECodeVerifier()
     const nonce = oidc.randomNonce()
@@ -188,16 +189,17 @@ export class OidcLogin {
   async complete(
     query: URLSearchParams,
     boundState: string | undefined,
+    log: Logger,
   ): Promise<{ user: UserRecord; email?: string; returnTo: string; authTime?: Date; reauthSession?: string }> {
     const state = query.get('state')
     if (!state) throw badRequest('state: required')
     const login = await this.consumeState(state)
     // The state must come back to the browser that started the login, or anyone could log a victim into their own account.
     if (boundState !== state) throw badRequest('state: this login was started in another browser; start again from /auth/login')
-    const config = await this.configuration()
+    const config = await this.configuration(log)
     const callbackUrl = new URL(this.redirectUri)
     callbackUrl.search = query.toString()
-    const tokens = await this.call(() =>
+    const tokens = await this.call(log, () =>
       oidc.authorizationCodeGrant(config, callbackUrl, {
         pkceCodeVerifier: login.code_verifier,
         expectedState: state,
@@ -217,26 +219,26 @@ export class OidcLogin {
   }
 
   /** The CLI's login: e-mail and password go to the provider's token endpoint, never into the platform's records. */
-  async password(email: string, password: string): Promise<{ user: UserRecord; tokens: TokenSet }> {
-    const config = await this.configuration()
-    const response = await this.call(() => oidc.genericGrantRequest(config, 'password', { username: email, password, scope: CLI_SCOPE }))
-    return this.accept(response)
+  async password(email: string, password: string, log: Logger): Promise<{ user: UserRecord; tokens: TokenSet }> {
+    const config = await this.configuration(log)
+    const response = await this.call(log, () => oidc.genericGrantRequest(config, 'password', { username: email, password, scope: CLI_SCOPE }))
+    return this.accept(response, log)
   }
 
-  async refresh(refreshToken: string): Promise<{ user: UserRecord; tokens: TokenSet }> {
-    const config = await this.configuration()
-    return this.accept(await this.call(() => oidc.refreshTokenGrant(config, refreshToken)))
+  async refresh(refreshToken: string, log: Logger): Promise<{ user: UserRecord; tokens: TokenSet }> {
+    const config = await this.configuration(log)
+    return this.accept(await this.call(log, () => oidc.refreshTokenGrant(config, refreshToken)), log)
   }
 
   /** The access token must be one the platform's APIs accept (lib/oidc.ts), and its user must exist and be enabled. */
-  private async accept(response: oidc.TokenEndpointResponse): Promise<{ user: UserRecord; tokens: TokenSet }> {
+  private async accept(response: oidc.TokenEndpointResponse, log: Logger): Promise<{ user: UserRecord; tokens: TokenSet }> {
     if (!this.deps.oidc) throw new ApiError(404, 'login is not configured on this service')
     let claims: Awaited<ReturnType<NonNullable<KernelDeps['oidc']>['verify']>>
     try {
       claims = await this.deps.oidc.verify(response.access_token)
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) {
-        this.deps.log.error('the identity provider issued an access token the platform does not accept', { detail: error.detail })
+        log.error('the identity provider issued an access token the platform does not accept', { detail: error.detail })
         throw new ApiError(500, 'the identity provider issued an access token this platform does not accept (check OIDC_AUDIENCE)')
       }
       throw error
@@ -259,7 +261,7 @@ export class OidcLogin {
   }
 
   /** Runs a request to the provider: its refusals become LoginRejected, its absence a 500 that says so. */
-  private async call<T>(request: () => Promise<T>): Promise<T> {
+  private async call<T>(log: Logger, request: () => Promise<T>): Promise<T> {
     try {
       return await request()
     } catch (error) {
@@ -272,7 +274,7 @@ export class OidcLogin {
       if (error instanceof oidc.ClientError && JWT_CHECKS.has(error.code ?? '')) {
         throw new LoginRejected(`the ID token failed validation: ${error.message}`)
       }
-      this.deps.log.error('identity provider request failed', { error })
+      log.error('identity provider request failed', { error })
       throw new ApiError(
         500,
         error instanceof oidc.ResponseBodyError ? `identity provider refused the request: ${error.error}` : PROVIDER_UNAVAILABLE,

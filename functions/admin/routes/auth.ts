@@ -118,11 +118,15 @@ auth.openapi(
     const fresh = query.prompt !== undefined || query.max_age !== undefined
     const session = fresh ? getCookie(c, SESSION_COOKIE) : undefined
     const current = session ? await deps.tokens.getSession(session, deps.clock.now()) : undefined
-    const { authorizationUrl, state } = await deps.login.begin(returnTo, {
-      prompt: query.prompt,
-      maxAge: query.max_age,
-      reauthSession: current?.ok ? deps.tokens.sessionKey(session!) : undefined,
-    })
+    const { authorizationUrl, state } = await deps.login.begin(
+      returnTo,
+      {
+        prompt: query.prompt,
+        maxAge: query.max_age,
+        reauthSession: current?.ok ? deps.tokens.sessionKey(session!) : undefined,
+      },
+      deps.log,
+    )
     setCookie(c, LOGIN_STATE_COOKIE, state, cookieOptions(c, 600, callbackPath(c)))
     c.header('Cache-Control', 'no-store')
     return c.redirect(authorizationUrl.href, 302)
@@ -157,7 +161,7 @@ auth.openapi(
     deleteCookie(c, LOGIN_STATE_COOKIE, cookieOptions(c, 0, callbackPath(c)))
     c.header('Cache-Control', 'no-store')
     try {
-      const { user, email, returnTo, authTime, reauthSession } = await deps.login.complete(query, boundState)
+      const { user, email, returnTo, authTime, reauthSession } = await deps.login.complete(query, boundState, deps.log)
       const now = deps.clock.now()
       const reauthenticated = reauthSession ? await deps.tokens.getSessionByKey(reauthSession, now) : undefined
       if (reauthSession && reauthenticated?.ok && authTime) {
@@ -263,7 +267,7 @@ auth.openapi(
     const keys = attemptKeys(c, `password:${email}`)
     await deps.throttle.check(keys)
     try {
-      const { user, tokens } = await deps.login.password(email, password)
+      const { user, tokens } = await deps.login.password(email, password, deps.log)
       await deps.throttle.succeeded(keys)
       await deps.audit.record(userActor(user, auditContext(c).request, 'password'), {
         action: 'login.succeeded',
@@ -303,7 +307,7 @@ auth.openapi(
     c.header('Cache-Control', 'no-store')
     try {
       const deps = c.get('deps')
-      const { user, tokens } = await deps.login.refresh(c.req.valid('json').refresh_token)
+      const { user, tokens } = await deps.login.refresh(c.req.valid('json').refresh_token, deps.log)
       // A new access token is a new credential in use: recorded like the login that started it.
       await deps.audit.record(userActor(user, auditContext(c).request, 'refresh_token'), {
         action: 'login.refreshed',

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { adminDeps, type AdminDeps } from '../../../../functions/admin/deps.js'
 import { createAdminApp } from '../../../../functions/admin/service.js'
 import { identityOf } from '../../../../functions/admin/login.js'
+import { createLogger } from '../../../../lib/log.js'
 import { grant, seedUser } from '../../../../domain/tenancy/seed.js'
 import { Browser, browserLogin, startLoginStack, submitLoginForm, TEST_AUDIENCE } from '../../../support/oidc.js'
 import { testKernel } from '../../../support/env.js'
@@ -320,17 +321,21 @@ describe('admin: login through the OIDC provider', async () => {
   })
 
   describe('without a reachable provider', () => {
-    it('answers 500 "identity provider unavailable" rather than crashing', async () => {
+    it('answers 500 "identity provider unavailable" rather than crashing, and logs why with the request id', async () => {
       const port = await closedPort()
       const deps = adminDeps(testKernel('admin', { ...stack.env, OIDC_ISSUER: `http://127.0.0.1:${port}` }))
-      const offline = createAdminApp(deps)
+      const lines: Array<Record<string, unknown>> = []
+      const offline = createAdminApp({ ...deps, log: createLogger('debug', { service: 'admin' }, (line) => lines.push(JSON.parse(line))) })
       for (const [method, path, body] of [
         ['GET', '/api/v1/auth/login', undefined],
         ['POST', '/api/v1/auth/password', { email: user.email, password: user.password }],
       ] as const) {
-        const res = await call(offline, method, path, { body })
+        const res = await call(offline, method, path, { body, headers: { 'x-request-id': `offline-${method}` } })
         expect(res.status).toBe(500)
         expect(res.body).toEqual({ detail: 'identity provider unavailable' })
+        expect(lines).toContainEqual(
+          expect.objectContaining({ severity: 'ERROR', message: 'OIDC discovery failed', request_id: `offline-${method}` }),
+        )
       }
     })
 
