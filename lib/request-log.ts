@@ -5,7 +5,7 @@ import type { Context, Handler, MiddlewareHandler } from 'hono'
 import type { AppEnv } from './http.js'
 import { newId } from './ids.js'
 import { inScope, type KernelDeps } from './kernel.js'
-import type { Logger } from './log.js'
+import type { Logger, LogScope } from './log.js'
 import { traceFrom, traceLogFields } from './trace.js'
 
 /**
@@ -17,6 +17,16 @@ import { traceFrom, traceLogFields } from './trace.js'
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/
 export const isRequestId = (value: string | undefined): value is string => value !== undefined && REQUEST_ID_RE.test(value)
 export const requestIdFrom = (header: string | undefined) => (isRequestId(header) ? header : newId())
+
+/**
+ * The log scope of an HTTP request, a service's or an orchestrator function's: its id (the
+ * client's X-Request-ID, or a new one) and its trace (`traceparent`, else `X-Cloud-Trace-Context`).
+ */
+export function requestScope(req: { header(name: string): string | undefined }, gcpProject: string): LogScope & { requestId: string } {
+  const requestId = requestIdFrom(req.header('x-request-id'))
+  const trace = traceFrom(req.header('traceparent'), req.header('x-cloud-trace-context'))
+  return { requestId, trace, fields: { request_id: requestId, ...traceLogFields(trace, gcpProject) } }
+}
 
 const incomingOf = (c: Context) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
 
@@ -93,10 +103,9 @@ function logAccess(log: Logger, c: Context<AppEnv>, started: number, status: num
 export function requestLogging<D extends KernelDeps>(deps: D): MiddlewareHandler<AppEnv<D>> {
   return async (c, next) => {
     const started = performance.now()
-    const requestId = requestIdFrom(c.req.header('x-request-id'))
-    const trace = traceFrom(c.req.header('traceparent'), c.req.header('x-cloud-trace-context'))
-    const scoped = inScope(deps, { requestId, trace, fields: { request_id: requestId, ...traceLogFields(trace, deps.config.gcpProject) } })
-    c.set('requestId', requestId)
+    const scope = requestScope(c.req, deps.config.gcpProject)
+    const scoped = inScope(deps, scope)
+    c.set('requestId', scope.requestId)
     c.set('deps', scoped)
     const kc = c as unknown as Context<AppEnv>
     try {

@@ -2,8 +2,7 @@ import { cloudEvent, http, type CloudEvent } from '@google-cloud/functions-frame
 import { z } from 'zod'
 import { inScope } from '../lib/kernel.js'
 import type { LogScope } from '../lib/log.js'
-import { requestIdFrom } from '../lib/request-log.js'
-import { traceFrom, traceLogFields } from '../lib/trace.js'
+import { requestScope } from '../lib/request-log.js'
 import type { OrchestratorDeps } from './deps.js'
 import { onIngestionRequested } from './ingestion-requested.js'
 import { ingestionStep } from './ingestion-step.js'
@@ -20,13 +19,6 @@ export { ORCHESTRATOR_FUNCTIONS } from './function-list.js'
  */
 export const ReconcileRequest = z.object({ abandoned_before: z.iso.datetime({ offset: true }).optional() }).strict()
 
-/** The scope of an HTTP call's log lines: its request id and trace. */
-function httpScope(req: { header(name: string): string | undefined }, project: string) {
-  const requestId = requestIdFrom(req.header('x-request-id'))
-  const trace = traceFrom(req.header('traceparent'), req.header('x-cloud-trace-context'))
-  return { requestId, trace, fields: { request_id: requestId, ...traceLogFields(trace, project) } }
-}
-
 /** The orchestrator's dependencies in the scope of one event or HTTP call, the ingestion steps' included (lib/kernel.ts `inScope`). */
 const scoped = (deps: OrchestratorDeps, scope: LogScope): OrchestratorDeps => ({ ...inScope(deps, scope), ingestion: inScope(deps.ingestion, scope) })
 
@@ -38,7 +30,7 @@ export function registerOrchestrator(base: OrchestratorDeps) {
   cloudEvent('jobStateChanged', (event: CloudEvent<unknown>) => onJobStateChanged(forEvent(event), event))
   cloudEvent('ingestionRequested', (event: CloudEvent<unknown>) => onIngestionRequested(forEvent(event), event))
   http('reconcile', async (req, res) => {
-    const scope = httpScope(req, project)
+    const scope = requestScope(req, project)
     const deps = scoped(base, scope)
     res.setHeader('X-Request-ID', scope.requestId)
     const body = ReconcileRequest.safeParse(req.body && typeof req.body === 'object' ? req.body : {})
@@ -56,7 +48,7 @@ export function registerOrchestrator(base: OrchestratorDeps) {
     }
   })
   http('ingestionStep', async (req, res) => {
-    const scope = httpScope(req, project)
+    const scope = requestScope(req, project)
     const deps = scoped(base, scope)
     res.setHeader('X-Request-ID', scope.requestId)
     if (req.method !== 'POST') {
