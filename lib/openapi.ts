@@ -33,17 +33,20 @@ export const PROJECT_ID_HEADER = {
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const
 type Parameter = { name?: string; in?: string; [field: string]: unknown }
 
-/** The document with X-Project-ID declared on each operation of the paths `needsProject` names, before the operation's other headers. */
+/**
+ * The document with X-Project-ID declared on each operation of the paths `needsProject` names,
+ * before the operation's other headers. A route that declared it too would show it twice, which
+ * the OpenAPI lint refuses (operation-parameters-unique).
+ */
 export function withProjectHeader<D extends { paths?: Record<string, object> }>(doc: D, needsProject: (path: string) => boolean): D {
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     if (!needsProject(path)) continue
     for (const method of METHODS) {
       const operation = (item as Partial<Record<(typeof METHODS)[number], { parameters?: Parameter[] }>>)[method]
       if (!operation) continue
-      const parameters = (operation.parameters ?? []).filter((p) => !(p.in === 'header' && p.name === PROJECT_ID_HEADER.name))
+      const parameters = (operation.parameters ??= [])
       const firstHeader = parameters.findIndex((p) => p.in === 'header')
-      parameters.splice(firstHeader < 0 ? parameters.length : firstHeader, 0, { ...PROJECT_ID_HEADER, schema: { ...PROJECT_ID_HEADER.schema } })
-      operation.parameters = parameters
+      parameters.splice(firstHeader < 0 ? parameters.length : firstHeader, 0, PROJECT_ID_HEADER)
     }
   }
   return doc
