@@ -11,7 +11,9 @@ const MEASURE_OWN_MEMORY = ['test/unit/domain/variants/synthetic.test.ts', 'test
 export default defineConfig({
   test: {
     // Two cores, but the tests mostly wait (on the emulators, on processes they start): three files
-    // at a time keep both cores busy. Each has its own Google Cloud project id on the shared emulators.
+    // at a time when one tier runs alone (`npm run test:unit`, …). `npm test` sets its own counts,
+    // four unit and integration files beside two end-to-end ones (scripts/test.mjs). Each file has
+    // its own Google Cloud project id on the shared emulators.
     pool: 'forks',
     maxWorkers: 3,
     testTimeout: 30_000,
