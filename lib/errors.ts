@@ -4,7 +4,7 @@ import type { ZodError } from 'zod'
 import { isEmulatorAbort } from './db.js'
 import type { Logger } from './log.js'
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 412 | 413 | 429 | 500
 
 /** The one error type of the platform. Its status is chosen where it is thrown, never from its text. */
 export class ApiError extends Error {

@@ -7,6 +7,7 @@ import { bodyLimit } from 'hono/body-limit'
 import { getCookie } from 'hono/cookie'
 import { canInOrg, canInProject, rolesFrom, type Principal, type ProjectRecord, type UserRecord } from './auth/access.js'
 import type { AuditContext } from './audit.js'
+import { Refused, refusalReason, type DeniedOn } from './decision.js'
 import type { OidcVerifier } from './auth/oidc.js'
 import type { IssuedCredential } from './auth/tokens.js'
 import { ApiError, badRequest, defaultHook, errorHandler, forbidden, notFound, unauthorized } from './errors.js'
@@ -175,6 +176,14 @@ async function deny(
   return refuse(c, { reason: `missing permission ${permission}`, detail: `permission ${permission} is required` }, scope, entity)
 }
 
+/** Records an access.denied event; a failure to write it is logged, never answered in place of the refusal. */
+async function recordDenial(c: Context<AppEnv>, reason: string, on: DeniedOn): Promise<void> {
+  const { audit, log } = c.get('deps')
+  await audit
+    .record(auditContext(c), { action: 'access.denied', outcome: 'denied', ...on.scope, entity: on.entity, change: { reason } })
+    .catch((error) => log.error('audit write failed', { error }))
+}
+
 /**
  * Refuses a request that the caller's permissions would allow but a rule forbids (a grant above
  * the granter's own role, a change to one's own roles): an access.denied event, then 403.
@@ -185,11 +194,7 @@ export async function refuse<E extends AppEnv>(
   scope: { project_id?: string; org_id?: string },
   entity: { type: string; id: string },
 ): Promise<never> {
-  const c = kernelContext(ctx)
-  const { audit, log } = c.get('deps')
-  await audit
-    .record(auditContext(c), { action: 'access.denied', outcome: 'denied', ...scope, entity, change: { reason: why.reason } })
-    .catch((error) => log.error('audit write failed', { error }))
+  await recordDenial(kernelContext(ctx), why.reason, { scope, entity })
   throw forbidden(why.detail)
 }
 
@@ -391,7 +396,12 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     if (opts.projectScoped) await enterProject(ctx, project)
     return next()
   })
-  app.onError(errorHandler(deps.log))
+  const answerError = errorHandler(deps.log)
+  app.onError(async (err, c) => {
+    // A decision's 403 leaves its access.denied event where it was refused (lib/decision.ts).
+    if (err instanceof Refused && err.status === 403 && err.on) await recordDenial(kernelContext(c), refusalReason(err.refusal), err.on)
+    return answerError(err, c)
+  })
   app.notFound((c) => c.json({ detail: `no route for ${c.req.method} ${c.req.path}` }, 404))
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
