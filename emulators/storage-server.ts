@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import type { Clock } from '../lib/clock.js'
 import { systemClock } from '../lib/clock.js'
 import type { Logger } from '../lib/log.js'
+import { loggableUrl } from '../lib/request-log.js'
 import { StorageError, type LocalObjectStorage } from '../lib/storage.js'
 import type { Digests } from '../lib/storage/local.js'
 import { canonicalPath, verifySignedRequest } from '../lib/storage/v4.js'
@@ -269,15 +270,18 @@ export function createStorageServer(opts: StorageServerOptions): Server {
     }
   }
 
+  /** What a failed request is answered: its own failure, else a 500 whose cause is logged. */
+  function failureOf(error: unknown, req: IncomingMessage): HttpFailure {
+    if (error instanceof HttpFailure) return error
+    // A signed address's target carries its signature: logged as the services' access lines log a URL.
+    opts.log?.error('storage server error', { error, method: req.method, path: loggableUrl(req.url ?? '/') })
+    return new HttpFailure(500, 'InternalError', 'We encountered an internal error. Please try again.')
+  }
+
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      const failure =
-        error instanceof HttpFailure
-          ? error
-          : (opts.log?.error('storage server error', { error, method: req.method, path: req.url }),
-            new HttpFailure(500, 'InternalError', 'We encountered an internal error. Please try again.'))
       // A refused upload's body is not read: the connection cannot be reused.
-      sendError(res, failure, req.method === 'PUT' && !req.complete)
+      sendError(res, failureOf(error, req), req.method === 'PUT' && !req.complete)
     })
   })
   // Large transfers take as long as they take; Node's default would cut a request off after 5 minutes.

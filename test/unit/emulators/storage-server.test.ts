@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStorageServer, type RunningStorageServer } from '../../../emulators/storage-server.js'
+import { createLogger } from '../../../lib/log.js'
 import { LocalObjectStorage } from '../../../lib/storage.js'
 import { crc32c } from '../../../lib/storage/crc32c.js'
 import { PrivateKeySigner } from '../../../lib/storage/signers.js'
@@ -333,5 +334,45 @@ describe('the local storage server', async () => {
       }
       expect(peak - base).toBeLessThan(128 * 1024 * 1024)
     }, 60_000)
+  })
+
+  describe('its error log', () => {
+    it("never carries a signed address's X-Goog-Signature: the request target is logged as the services' access lines log it", async () => {
+      const lines: string[] = []
+      const broken = Object.assign(Object.create(storage) as LocalObjectStorage, {
+        upload: async () => {
+          throw new Error('disk on fire')
+        },
+      })
+      const failing = await startStorageServer({
+        storage: broken,
+        keys: { [localAccount]: local.publicKey },
+        log: createLogger('error', {}, (line) => lines.push(line)),
+      })
+      try {
+        now = new Date()
+        const url = await signUrl(
+          {
+            method: 'PUT',
+            bucket: 'lab-bucket',
+            object: 'fastq/x.txt',
+            expiresSeconds: 900,
+            now,
+            origin: failing.url,
+            headers: { 'content-type': 'text/plain' },
+          },
+          localSigner,
+        )
+        const signature = new URL(url).searchParams.get('X-Goog-Signature')!
+        const res = await send(failing, { method: 'PUT', target: targetOf(url), headers: { 'content-type': 'text/plain' }, body: Buffer.from('x') })
+        expect([res.status, res.code]).toEqual([500, 'InternalError'])
+        expect(lines).toHaveLength(1)
+        expect(lines[0]).toContain('disk on fire')
+        expect(lines[0]).toContain('X-Goog-Signature=REDACTED')
+        expect(lines[0]).not.toContain(signature)
+      } finally {
+        await failing.stop()
+      }
+    })
   })
 })
