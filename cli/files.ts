@@ -85,5 +85,5 @@ export async function interruptible<T>(stopped: string, run: (signal: AbortSigna
 export const copyOrMoveHelp = {
   source: "the file's path in the project's bucket, or gs://<bucket>/…",
   destination: 'its new path, or a folder ending in / to keep its name',
-  overwrite: 'replace the destination if it exists (default: refuse, exit 7)',
+  overwrite: "replace the destination if it exists (project admins; never a file of a signed order's sample; default: refuse, exit 7)",
 }

@@ -6,7 +6,8 @@ import { pipeline } from 'node:stream/promises'
 import type { Clock } from '../lib/clock.js'
 import { systemClock } from '../lib/clock.js'
 import type { Logger } from '../lib/log.js'
-import { StorageError, type LocalObjectStorage } from '../lib/storage.js'
+import { loggableUrl } from '../lib/request-log.js'
+import { StorageError, type LocalObjectStorage, type StoredObject } from '../lib/storage.js'
 import type { Digests } from '../lib/storage/local.js'
 import { canonicalPath, verifySignedRequest } from '../lib/storage/v4.js'
 
@@ -26,8 +27,14 @@ import { canonicalPath, verifySignedRequest } from '../lib/storage/v4.js'
  *   DELETE   /<bucket>/<object>   delete
  *   GET      /<bucket>            list (ListBucketResult; prefix, delimiter, marker, max-keys)
  *
+ * A request carrying `x-goog-if-generation-match` (signed into the address or not) proceeds only if
+ * the object is at that generation, `0` meaning that there is no object yet, as Cloud Storage's
+ * precondition does: 412 PreconditionFailed otherwise. An upload with `0` is checked before its body
+ * is read and again, atomically, when it is stored, so of two concurrent uploads one is refused.
+ *
  * Errors are Cloud Storage's XML errors: SignatureDoesNotMatch (403), ExpiredToken (400),
- * MalformedSecurityHeader (400), AccessDenied (403), NoSuchKey (404), InvalidRange (416), …
+ * MalformedSecurityHeader (400), AccessDenied (403), NoSuchKey (404), PreconditionFailed (412),
+ * InvalidRange (416), …
  */
 export interface StorageServerOptions {
   storage: LocalObjectStorage
@@ -70,6 +77,25 @@ function sendError(res: ServerResponse, f: HttpFailure, closeConnection: boolean
   })
   res.end(body)
 }
+
+const preconditionFailed = () => new HttpFailure(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold.')
+
+/**
+ * The generation a request's `x-goog-if-generation-match` names, if it has one: a number, as Cloud
+ * Storage's are, or a local object's (its modification time and size, lib/storage/local.ts).
+ */
+function expectedGeneration(req: IncomingMessage): string | undefined {
+  const raw = req.headers['x-goog-if-generation-match']
+  if (raw === undefined) return undefined
+  // Sent twice, it is two values joined: not one generation.
+  const value = (Array.isArray(raw) ? raw.join(',') : raw).trim()
+  if (!/^\d+(-\d+)?$/.test(value)) throw new HttpFailure(400, 'InvalidArgument', 'x-goog-if-generation-match must be one generation number.')
+  return value
+}
+
+/** Whether an object (undefined: none) is at the generation a precondition names ('0': that there is none). */
+const atGeneration = (expected: string | undefined, found: StoredObject | undefined) =>
+  expected === undefined || (expected === '0' ? found === undefined : found?.generation === expected)
 
 /** A single byte range of `bytes=a-b`, `bytes=a-` or `bytes=-n`; undefined to send everything, 'unsatisfiable' for 416. */
 export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
@@ -140,6 +166,7 @@ export function createStorageServer(opts: StorageServerOptions): Server {
     const found = fileOk(bucket, object) ? await storage.stat(bucket, object) : undefined
     const digests = found && (await storage.digests(bucket, object))
     if (!found || !digests) throw new HttpFailure(404, 'NoSuchKey', 'The specified key does not exist.')
+    if (!atGeneration(expectedGeneration(req), found)) throw preconditionFailed()
     const range = parseRange(req.headers.range, found.size)
     if (range === 'unsatisfiable') {
       res.setHeader('content-range', `bytes */${found.size}`)
@@ -173,6 +200,9 @@ export function createStorageServer(opts: StorageServerOptions): Server {
 
   async function upload(req: IncomingMessage, res: ServerResponse, bucket: string, object: string, payloadSha256: string | undefined) {
     if (!fileOk(bucket, object)) throw new HttpFailure(400, 'InvalidArgument', `The object name ${JSON.stringify(object)} cannot be stored.`)
+    const generation = expectedGeneration(req)
+    // Refused before a byte of the body is read; checked again when the object is stored.
+    if (generation !== undefined && !atGeneration(generation, await storage.stat(bucket, object))) throw preconditionFailed()
     const hash = createHash('sha256')
     // Pulled chunk by chunk (backpressure), hashed on the way only when the signature covers the digest;
     // a client that goes away ends the iteration with an error, and the upload leaves nothing.
@@ -191,8 +221,10 @@ export function createStorageServer(opts: StorageServerOptions): Server {
             throw new HttpFailure(400, 'BadDigest', 'The SHA-256 of the body does not match the signed x-goog-content-sha256.')
           }
         },
+        ifGenerationMatch: generation,
       })
     } catch (error) {
+      if (error instanceof StorageError && error.reason === 'precondition') throw preconditionFailed()
       if (error instanceof StorageError) throw new HttpFailure(409, 'Conflict', error.message)
       throw error
     }
@@ -256,8 +288,9 @@ export function createStorageServer(opts: StorageServerOptions): Server {
       case 'PUT':
         return upload(req, res, bucket, object, verified.payloadSha256)
       case 'DELETE': {
-        if (!fileOk(bucket, object) || !(await storage.delete(bucket, object)))
-          throw new HttpFailure(404, 'NoSuchKey', 'The specified key does not exist.')
+        const found = fileOk(bucket, object) ? await storage.stat(bucket, object) : undefined
+        if (found && !atGeneration(expectedGeneration(req), found)) throw preconditionFailed()
+        if (!found || !(await storage.delete(bucket, object))) throw new HttpFailure(404, 'NoSuchKey', 'The specified key does not exist.')
         res.writeHead(204)
         res.end()
         return
@@ -269,15 +302,18 @@ export function createStorageServer(opts: StorageServerOptions): Server {
     }
   }
 
+  /** What a failed request is answered: its own failure, else a 500 whose cause is logged. */
+  function failureOf(error: unknown, req: IncomingMessage): HttpFailure {
+    if (error instanceof HttpFailure) return error
+    // A signed address's target carries its signature: logged as the services' access lines log a URL.
+    opts.log?.error('storage server error', { error, method: req.method, path: loggableUrl(req.url ?? '/') })
+    return new HttpFailure(500, 'InternalError', 'We encountered an internal error. Please try again.')
+  }
+
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      const failure =
-        error instanceof HttpFailure
-          ? error
-          : (opts.log?.error('storage server error', { error, method: req.method, path: req.url }),
-            new HttpFailure(500, 'InternalError', 'We encountered an internal error. Please try again.'))
       // A refused upload's body is not read: the connection cannot be reused.
-      sendError(res, failure, req.method === 'PUT' && !req.complete)
+      sendError(res, failureOf(error, req), req.method === 'PUT' && !req.complete)
     })
   })
   // Large transfers take as long as they take; Node's default would cut a request off after 5 minutes.

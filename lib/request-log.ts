@@ -55,18 +55,19 @@ const USER_AGENT_MAX = 512
 /** Query parameters that carry a credential (the OIDC callback's code and state, signed URLs): their values are not logged. */
 const SECRET_QUERY = /^(code|state|password|assertion|client_secret|sig|signature|x-goog-signature|token|access_token|id_token|refresh_token)$/i
 
-/** The URL as an access line shows it: credentials in the query replaced, and no longer than 2048 characters. */
+/**
+ * The URL as an access line shows it: credentials in the query replaced, and no longer than 2048
+ * characters. An absolute URL, or a request target as a server receives it (`/bucket/object?…`):
+ * the query is read on its own, so whatever precedes it, even something no URL parser takes, never
+ * lets a credential through.
+ */
 export function loggableUrl(raw: string): string {
+  const q = raw.indexOf('?')
   // Without a query there is nothing to redact, and no need to parse.
-  if (!raw.includes('?')) return raw.slice(0, URL_MAX)
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    return raw.slice(0, URL_MAX)
-  }
-  for (const name of new Set(url.searchParams.keys())) if (SECRET_QUERY.test(name)) url.searchParams.set(name, 'REDACTED')
-  return url.toString().slice(0, URL_MAX)
+  if (q < 0) return raw.slice(0, URL_MAX)
+  const query = new URLSearchParams(raw.slice(q + 1))
+  for (const name of new Set(query.keys())) if (SECRET_QUERY.test(name)) query.set(name, 'REDACTED')
+  return `${raw.slice(0, q)}?${query}`.slice(0, URL_MAX)
 }
 
 /** Client errors are WARNING (as Cloud Run's own request log has them), server errors ERROR, the rest INFO. */

@@ -11,7 +11,10 @@ export interface paths {
         get: operations["listFiles"];
         put?: never;
         post?: never;
-        /** Delete one file (project admins); a folder is deleted by deleting its files */
+        /**
+         * Delete one file (project admins); a folder is deleted by deleting its files
+         * @description Refused (409 naming the sample and the order) for a file of a sample in a signed order.
+         */
         delete: operations["deleteFile"];
         options?: never;
         head?: never;
@@ -46,7 +49,7 @@ export interface paths {
         put?: never;
         /**
          * A signed address to PUT one file with the declared Content-Type, valid 900 seconds, without an Authorization header
-         * @description The address allows PUT only, with exactly the declared Content-Type (stored with the object); anything else is refused by the storage side. An existing object is a 409 unless overwrite is true.
+         * @description The address allows PUT only, with exactly the headers of the answer's `headers` (the declared Content-Type, stored with the object; and, for an address that may only create the file, `x-goog-if-generation-match: 0`); anything else is refused by the storage side (403). A file that exists is a 409 unless overwrite is true; replacing it needs file.delete (project admins; 403 otherwise) and is refused (409 naming the sample and the order) for a file of a sample in a signed order. A file that does not exist gets an address that only creates it: once the file exists, by this address or any other way, the storage answers its PUT 412 PreconditionFailed.
          */
         post: operations["createUploadUrl"];
         delete?: never;
@@ -64,7 +67,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Copy a file within the bucket; 409 when the destination exists and overwrite is not true */
+        /**
+         * Copy a file within the bucket; 409 when the destination exists and overwrite is not true
+         * @description Replacing an existing destination (overwrite: true) needs file.delete (project admins; 403 otherwise), and is refused (409 naming the sample and the order) when the destination is a file of a sample in a signed order. A copy to a destination that did not exist never replaces one that appears meanwhile (409).
+         */
         post: operations["copyFile"];
         delete?: never;
         options?: never;
@@ -81,7 +87,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move or rename a file within the bucket (copy, then delete the source; a failure between them leaves the source) */
+        /**
+         * Move or rename a file within the bucket (copy, then delete the source; a failure between them leaves the source)
+         * @description A move takes the file away from its path: it needs file.delete (project admins; 403 otherwise), and is refused (409 naming the sample and the order) for a file of a sample in a signed order, as source or as a destination it would replace.
+         */
         post: operations["moveFile"];
         delete?: never;
         options?: never;
@@ -134,14 +143,20 @@ export interface components {
              * @enum {string}
              */
             method: "GET" | "PUT";
-            /** @description Headers the request must carry with exactly these values (an upload: its Content-Type) */
+            /**
+             * @description Headers the request must carry with exactly these values: they are signed into the address, which the storage refuses without them (403). An upload: its Content-Type, and x-goog-if-generation-match: 0 when the address may only create the file (Cloud Storage's precondition: a PUT once the file exists is answered 412 PreconditionFailed). A download: none
+             * @example {
+             *       "Content-Type": "application/gzip",
+             *       "x-goog-if-generation-match": "0"
+             *     }
+             */
             headers: {
                 [key: string]: string;
             };
         };
         CreateUploadUrl: {
             /**
-             * @description An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes
+             * @description An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes, and at most 255 bytes between two '/'
              * @example fastq/S1_R1.fastq.gz
              */
             path: string;
@@ -151,24 +166,24 @@ export interface components {
              */
             content_type: string;
             /**
-             * @description Allow replacing an existing object (default: 409 when it exists)
+             * @description Allow replacing an existing object (default: 409 when it exists). Replacing needs file.delete; a file of a sample in a signed order is never replaced (409)
              * @default false
              */
             overwrite?: boolean;
         };
         CopyOrMoveFile: {
             /**
-             * @description An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes
+             * @description An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes, and at most 255 bytes between two '/'
              * @example fastq/S1_R1.fastq.gz
              */
             source: string;
             /**
-             * @description An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes
+             * @description An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes, and at most 255 bytes between two '/'
              * @example archive/S1_R1.fastq.gz
              */
             destination: string;
             /**
-             * @description Replace an existing destination (default: 409 when it exists)
+             * @description Replace an existing destination (default: 409 when it exists). Replacing needs file.delete; a file of a sample in a signed order is never replaced (409)
              * @default false
              */
             overwrite?: boolean;
@@ -261,7 +276,7 @@ export interface operations {
             query: {
                 /** @description The project; when given, must equal X-Project-ID */
                 project_id?: string;
-                /** @description An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes */
+                /** @description An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes, and at most 255 bytes between two '/' */
                 path: string;
             };
             header: {
@@ -316,6 +331,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getDownloadUrl: {
@@ -323,7 +347,7 @@ export interface operations {
             query: {
                 /** @description The project; when given, must equal X-Project-ID */
                 project_id?: string;
-                /** @description An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes */
+                /** @description An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes, and at most 255 bytes between two '/' */
                 path: string;
             };
             header: {

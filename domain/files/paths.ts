@@ -5,10 +5,16 @@ import { badRequest } from '../../lib/errors.js'
  * bucket, given bare (`fastq/P1_R1.fastq.gz`) or as a gs:// URI of that same bucket
  * (`gs://<bucket>/fastq/P1_R1.fastq.gz`), never of another bucket. Refused, with a 400 naming the
  * field: another bucket or another scheme, a leading '/', a '..' or '.' segment, an empty
- * segment ('a//b'), control characters, and names over 1,024 bytes of UTF-8 (Cloud Storage's
- * limit). Pure functions: the same rules for every operation.
+ * segment ('a//b'), control characters, names over 1,024 bytes of UTF-8 (Cloud Storage's
+ * limit), and a segment over 255 bytes. Pure functions: the same rules for every operation.
  */
 export const MAX_OBJECT_NAME_BYTES = 1024
+/**
+ * Cloud Storage itself takes a longer segment, but the local suite's buckets are folders, and the
+ * disks pipelines and `platform files download` copy objects to, hold names of at most 255 bytes
+ * (NAME_MAX): a name no disk can hold is refused here, with the limit named, for every operation.
+ */
+export const MAX_SEGMENT_BYTES = 255
 
 export type PathCheck = { ok: true; path: string } | { ok: false; reason: string }
 
@@ -35,6 +41,10 @@ function check(input: string, bucket: string, kind: 'object' | 'folder'): PathCh
     if (segments.includes('..')) return { ok: false, reason: "must not contain '..'" }
     if (segments.includes('.')) return { ok: false, reason: "must not contain '.' segments" }
     if (segments.includes('')) return { ok: false, reason: "must not contain an empty segment ('//')" }
+    const longest = Math.max(...segments.map((s) => Buffer.byteLength(s, 'utf8')))
+    if (longest > MAX_SEGMENT_BYTES) {
+      return { ok: false, reason: `has a segment of ${longest} bytes: each segment between '/' may be at most ${MAX_SEGMENT_BYTES} bytes of UTF-8` }
+    }
   }
   if (kind === 'folder' && path && !path.endsWith('/')) path += '/'
   return { ok: true, path }

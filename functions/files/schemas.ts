@@ -6,7 +6,7 @@ export const SIGNED_URL_TTL_SECONDS = 900
 
 const projectId = z.string().optional().openapi({ description: 'The project; when given, must equal X-Project-ID' })
 const pathDescription =
-  "An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes"
+  "An object name in the project's bucket (fastq/S1_R1.fastq.gz), or gs://<the project's bucket>/<object name>; no '..', leading '/', control characters or empty segments; at most 1,024 bytes, and at most 255 bytes between two '/'"
 
 export const ListQuery = PageQuery.extend({
   project_id: projectId,
@@ -47,7 +47,10 @@ export const CreateUploadUrl = z
   .object({
     path: z.string().min(1).openapi({ description: pathDescription, example: 'fastq/S1_R1.fastq.gz' }),
     content_type: contentType.openapi({ description: 'The Content-Type the PUT must carry; stored with the object', example: 'application/gzip' }),
-    overwrite: z.boolean().default(false).openapi({ description: 'Allow replacing an existing object (default: 409 when it exists)' }),
+    overwrite: z.boolean().default(false).openapi({
+      description:
+        'Allow replacing an existing object (default: 409 when it exists). Replacing needs file.delete; a file of a sample in a signed order is never replaced (409)',
+    }),
   })
   .openapi('CreateUploadUrl')
 
@@ -55,7 +58,10 @@ export const CopyOrMove = z
   .object({
     source: z.string().min(1).openapi({ description: pathDescription, example: 'fastq/S1_R1.fastq.gz' }),
     destination: z.string().min(1).openapi({ description: pathDescription, example: 'archive/S1_R1.fastq.gz' }),
-    overwrite: z.boolean().default(false).openapi({ description: 'Replace an existing destination (default: 409 when it exists)' }),
+    overwrite: z.boolean().default(false).openapi({
+      description:
+        'Replace an existing destination (default: 409 when it exists). Replacing needs file.delete; a file of a sample in a signed order is never replaced (409)',
+    }),
   })
   .openapi('CopyOrMoveFile')
 
@@ -65,8 +71,10 @@ export const SignedUrl = z
     expires_in_seconds: z.number().int().openapi({ example: SIGNED_URL_TTL_SECONDS }),
     expires_at: z.string().openapi({ description: 'ISO 8601 UTC' }),
     method: z.enum(['GET', 'PUT']).openapi({ description: 'The only method the address allows' }),
-    headers: z
-      .record(z.string(), z.string())
-      .openapi({ description: 'Headers the request must carry with exactly these values (an upload: its Content-Type)' }),
+    headers: z.record(z.string(), z.string()).openapi({
+      description:
+        "Headers the request must carry with exactly these values: they are signed into the address, which the storage refuses without them (403). An upload: its Content-Type, and x-goog-if-generation-match: 0 when the address may only create the file (Cloud Storage's precondition: a PUT once the file exists is answered 412 PreconditionFailed). A download: none",
+      example: { 'Content-Type': 'application/gzip', 'x-goog-if-generation-match': '0' },
+    }),
   })
   .openapi('SignedUrl')

@@ -209,36 +209,49 @@ export class LocalObjectStorage implements ObjectStorage {
 
   private static asConflict(error: unknown, path: string): unknown {
     const code = (error as NodeJS.ErrnoException).code ?? ''
-    return ['EISDIR', 'ENOTEMPTY', 'ENOTDIR', 'EPERM'].includes(code) ? new StorageError('conflict', `${path} is the name of a folder`) : error
+    return ['EISDIR', 'ENOTEMPTY', 'ENOTDIR', 'EPERM', 'EEXIST'].includes(code)
+      ? new StorageError('conflict', `${path} is the name of a folder`)
+      : error
   }
 
   /**
    * Streams `source` into the object, computing its MD5 and CRC32C on the way. `beforeCommit` runs
    * once every byte is on disk and before the object appears (the storage server checks a signed
    * digest there); if it or the stream fails, the temporary file is removed and the object is
-   * unchanged.
+   * unchanged. `ifGenerationMatch`, as Cloud Storage's precondition: '0' stores only if there is no
+   * object yet, checked atomically (an exclusive link, as copy does); another value only if the
+   * object is at that generation (checked just before the rename). StorageError 'precondition'
+   * otherwise.
    */
   async upload(
     bucket: string,
     path: string,
     source: Readable,
     contentType?: string,
-    opts: { beforeCommit?: () => void } = {},
+    opts: { beforeCommit?: () => void; ifGenerationMatch?: string } = {},
   ): Promise<StoredObject & { digests: Digests }> {
     const full = this.fileOf(bucket, path)
     const tmp = await this.tempFile()
     const digester = new Digester()
+    const expected = opts.ifGenerationMatch
     try {
       // A large buffer in front of the file: chunks arriving while a write is in flight go out together in the next one.
       await pipeline(source, digester.through, createWriteStream(tmp, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES }))
       opts.beforeCommit?.()
       await this.parentOf(bucket, path)
-      await rename(tmp, full).catch((error: unknown) => {
+      if (expected !== undefined && expected !== '0' && (await this.stat(bucket, path))?.generation !== expected) {
+        throw new StorageError('precondition', `${path} is not at generation ${expected}`)
+      }
+      const commit = expected === '0' ? link(tmp, full) : rename(tmp, full)
+      await commit.catch(async (error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST' && (await this.stat(bucket, path))) {
+          throw new StorageError('precondition', `${path} already exists`)
+        }
         throw LocalObjectStorage.asConflict(error, path)
       })
-    } catch (error) {
+    } finally {
+      // After a rename there is nothing left to remove; after a link, the temporary name of the new object.
       await rm(tmp, { force: true })
-      throw error
     }
     const digests = digester.digests()
     await this.setMeta(bucket, path, contentType, digests)

@@ -34,7 +34,8 @@ export interface Page<T> {
 export class StorageError extends Error {
   override name = 'StorageError'
   constructor(
-    readonly reason: 'not_found' | 'exists' | 'conflict',
+    /** 'precondition': the object is not at the generation the request names (0: it exists). */
+    readonly reason: 'not_found' | 'exists' | 'conflict' | 'precondition',
     message: string,
   ) {
     super(message)

@@ -106,7 +106,8 @@ describe('the whole clinical path, end to end on the local suite', () => {
           { length: 50 },
           (_, i) => `@${sample.external_id}:1:FC:1:1101:${1000 + i}:${r}\n${'ACGT'.repeat(25)}\n+\n${'F'.repeat(100)}\n`,
         ).join('')
-        const put = await fetch(signed.url, { method: 'PUT', headers: { 'content-type': 'application/gzip' }, body: gzipSync(reads) })
+        // The headers the address was signed with: its Content-Type, and x-goog-if-generation-match: 0 (a new file).
+        const put = await fetch(signed.url, { method: 'PUT', headers: signed.headers, body: gzipSync(reads) })
         expect(put.status, `PUT ${path}`).toBe(200)
       }
     }

@@ -153,6 +153,11 @@ const QUERIES: QueryShape[] = [
     equal: ['project_id', 'subject_id', 'type'],
     orderBy: [['created', 'desc']],
   },
+  // The frozen samples naming a file: array-contains-any on fastq, `in` on each single-file field.
+  { source: 'domain/files/frozen.ts (fastq)', collection: 'samples', equal: ['project_id'], contains: 'fastq', orderBy: [] },
+  { source: 'domain/files/frozen.ts (bam)', collection: 'samples', equal: ['project_id', 'bam'], orderBy: [] },
+  { source: 'domain/files/frozen.ts (cram)', collection: 'samples', equal: ['project_id', 'cram'], orderBy: [] },
+  { source: 'domain/files/frozen.ts (vcf)', collection: 'samples', equal: ['project_id', 'vcf'], orderBy: [] },
   { source: 'domain/clinical/orders.ts list', collection: 'orders', equal: ['project_id'], orderBy: [['created', 'desc']] },
   { source: 'domain/clinical/orders.ts list (status)', collection: 'orders', equal: ['project_id', 'status'], orderBy: [['created', 'desc']] },
   { source: 'domain/clinical/orders.ts list (priority)', collection: 'orders', equal: ['project_id', 'priority'], orderBy: [['created', 'desc']] },

@@ -6,7 +6,9 @@ import { examples } from '../../help.js'
 export function register(files: Command, cli: Cli) {
   files
     .command('mv')
-    .description("Move or rename a file within the project's bucket (a copy, then the source deleted)")
+    .description(
+      "Move or rename a file within the project's bucket (a copy, then the source deleted: project admins; never a file of a signed order's sample)",
+    )
     .argument('<source>', copyOrMoveHelp.source)
     .argument('<destination>', copyOrMoveHelp.destination)
     .option('--overwrite', copyOrMoveHelp.overwrite)

@@ -23,7 +23,7 @@ export function register(files: Command, cli: Cli) {
     .argument('<local>', 'the local file')
     .argument('<remote>', "its path in the project's bucket (fastq/S1_R1.fastq.gz), a folder ending in / to keep its name, or gs://<bucket>/…")
     .option('--content-type <type>', 'the Content-Type stored with it (default: from its extension, else application/octet-stream)')
-    .option('--overwrite', 'replace the file if it exists (default: refuse, exit 7)')
+    .option('--overwrite', "replace the file if it exists (project admins; never a file of a signed order's sample; default: refuse, exit 7)")
     .addHelpText(
       'after',
       examples(

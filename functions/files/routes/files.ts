@@ -1,17 +1,25 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import type { ProjectRecord } from '../../../lib/auth/access.js'
-import { badRequest, conflict } from '../../../lib/errors.js'
+import { canInProject, type ProjectRecord } from '../../../lib/auth/access.js'
+import type { Permission } from '../../../lib/auth/roles.js'
+import { orRefuse, type Decision } from '../../../lib/decision.js'
+import { badRequest } from '../../../lib/errors.js'
 import { auditContext, requires, resourceApp } from '../../../lib/http.js'
 import { commonErrors, conflictError, json } from '../../../lib/openapi.js'
 import { pageHeaders, pageResponse, pageSizeOf } from '../../../lib/pagination.js'
+import { gsUri } from '../../../lib/storage.js'
 import { signUrl } from '../../../lib/storage/v4.js'
+import { decideFiles, type FileState } from '../../../domain/files/decide.js'
 import { ProjectFiles } from '../../../domain/files/files.js'
 import { folderPath, objectPath } from '../../../domain/files/paths.js'
 import type { FilesDeps, FilesEnv } from '../deps.js'
 import { CopyOrMove, CreateUploadUrl, FileEntry, ListQuery, PathQuery, ProjectQuery, SIGNED_URL_TTL_SECONDS, SignedUrl } from '../schemas.js'
 
-/** /files: listing, signed download and upload addresses, copy, move, delete. */
+/**
+ * /files: listing, signed download and upload addresses, copy, move, delete. The four that write
+ * read the state (a stat, the frozen samples naming each path), let domain/files/decide.ts decide,
+ * and do what it allows; `requires` is only the first gate (file.write, or file.delete to delete).
+ */
 export const files = resourceApp<FilesDeps>()
 
 /** The project's service account: the identity every bucket operation and signature is made as. */
@@ -30,20 +38,53 @@ async function projectFiles(c: Context<FilesEnv>, projectId: string | undefined)
   const project = c.get('project')
   if (projectId !== undefined && projectId !== project.id) throw badRequest('project_id: must equal the X-Project-ID header')
   const account = accountOf(project)
-  return { account, files: new ProjectFiles(await deps.storage.objects(account), deps.audit, project) }
+  return { account, files: new ProjectFiles(await deps.storage.objects(account), deps.audit, deps.db, project) }
 }
 
-/** A V4 address for one method on one object, valid SIGNED_URL_TTL_SECONDS from now (whole seconds, as X-Goog-Date counts). */
-async function signedAddress(c: Context<FilesEnv>, account: string, method: 'GET' | 'PUT', path: string, headers: Record<string, string> = {}) {
-  const deps = c.get('deps')
+/** The permissions the rules of domain/files/decide.ts ask about. */
+const FILE_PERMISSIONS: readonly Permission[] = ['file.write', 'file.delete']
+
+/** The state a file decision is made on: the caller's permissions, and what the bucket and the samples say of `paths`. */
+async function fileState(c: Context<FilesEnv>, f: ProjectFiles, paths: string[]): Promise<FileState> {
   const project = c.get('project')
-  const now = new Date(Math.floor(deps.clock.now().getTime() / 1000) * 1000)
+  const principal = c.get('principal')
+  return {
+    project,
+    permissions: new Set(FILE_PERMISSIONS.filter((p) => canInProject(principal, project, p))),
+    objects: await f.read(paths),
+  }
+}
+
+/** The decision, or its refusal thrown; a 403 leaves its access.denied event on the file it was about. */
+function decided<C>(c: Context<FilesEnv>, decision: Decision<C>, path: string) {
+  const project = c.get('project')
+  return orRefuse(decision, {
+    scope: { project_id: project.id, org_id: project.org_id },
+    entity: { type: 'file', id: gsUri(project.bucket_name, path), parent: project.id },
+  })
+}
+
+/** The signing time of an address: whole seconds, as X-Goog-Date counts them, and when the address expires. */
+function validity(c: Context<FilesEnv>) {
+  const now = new Date(Math.floor(c.get('deps').clock.now().getTime() / 1000) * 1000)
+  return { now, expiresAt: new Date(now.getTime() + SIGNED_URL_TTL_SECONDS * 1000) }
+}
+
+/** A V4 address for one method on one object, valid SIGNED_URL_TTL_SECONDS from `now`, binding `headers` (their names as given). */
+async function signedAddress(
+  c: Context<FilesEnv>,
+  account: string,
+  method: 'GET' | 'PUT',
+  path: string,
+  { now, expiresAt }: ReturnType<typeof validity>,
+  headers: Readonly<Record<string, string>> = {},
+) {
+  const deps = c.get('deps')
   const url = await signUrl(
-    { method, bucket: project.bucket_name, object: path, expiresSeconds: SIGNED_URL_TTL_SECONDS, now, origin: deps.storage.origin, headers },
+    { method, bucket: c.get('project').bucket_name, object: path, expiresSeconds: SIGNED_URL_TTL_SECONDS, now, origin: deps.storage.origin, headers },
     deps.storage.signer(account),
   )
-  const expiresAt = new Date(now.getTime() + SIGNED_URL_TTL_SECONDS * 1000)
-  return { body: { url, expires_in_seconds: SIGNED_URL_TTL_SECONDS, expires_at: expiresAt.toISOString(), method, headers }, expiresAt }
+  return { url, expires_in_seconds: SIGNED_URL_TTL_SECONDS, expires_at: expiresAt.toISOString(), method, headers }
 }
 
 const body = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } }, required: true } })
@@ -83,9 +124,10 @@ files.openapi(
     const { account, files: f } = await projectFiles(c, query.project_id)
     const path = objectPath('path', query.path, c.get('project').bucket_name)
     await f.require(path)
-    const signed = await signedAddress(c, account, 'GET', path)
-    await f.recordAddressIssued(auditContext(c), 'download', path, { expiresAt: signed.expiresAt })
-    return c.json(signed.body, 200)
+    const valid = validity(c)
+    const signed = await signedAddress(c, account, 'GET', path, valid)
+    await f.recordDownloadAddress(auditContext(c), path, valid.expiresAt)
+    return c.json(signed, 200)
   },
 )
 
@@ -97,7 +139,9 @@ files.openapi(
     tags: ['files'],
     summary: 'A signed address to PUT one file with the declared Content-Type, valid 900 seconds, without an Authorization header',
     description:
-      'The address allows PUT only, with exactly the declared Content-Type (stored with the object); anything else is refused by the storage side. An existing object is a 409 unless overwrite is true.',
+      "The address allows PUT only, with exactly the headers of the answer's `headers` (the declared Content-Type, stored with the object; and, for an address that may only create the file, `x-goog-if-generation-match: 0`); anything else is refused by the storage side (403). " +
+      'A file that exists is a 409 unless overwrite is true; replacing it needs file.delete (project admins; 403 otherwise) and is refused (409 naming the sample and the order) for a file of a sample in a signed order. ' +
+      'A file that does not exist gets an address that only creates it: once the file exists, by this address or any other way, the storage answers its PUT 412 PreconditionFailed.',
     middleware: [requires('file.write')] as const,
     request: { query: ProjectQuery, ...body(CreateUploadUrl) },
     responses: { 200: json(SignedUrl), ...commonErrors, ...conflictError },
@@ -106,10 +150,12 @@ files.openapi(
     const input = c.req.valid('json')
     const { account, files: f } = await projectFiles(c, c.req.valid('query').project_id)
     const path = objectPath('path', input.path, c.get('project').bucket_name)
-    if (!input.overwrite && (await f.stat(path))) throw conflict(`${path} already exists; send "overwrite": true to replace it`)
-    const signed = await signedAddress(c, account, 'PUT', path, { 'content-type': input.content_type })
-    await f.recordAddressIssued(auditContext(c), 'upload', path, { expiresAt: signed.expiresAt, contentType: input.content_type })
-    return c.json({ ...signed.body, headers: { 'Content-Type': input.content_type } }, 200)
+    const valid = validity(c)
+    const command = { op: 'upload-url', path, contentType: input.content_type, overwrite: input.overwrite, expiresAt: valid.expiresAt } as const
+    const allowed = decided(c, decideFiles(await fileState(c, f, [path]), command), path)
+    const signed = await signedAddress(c, account, 'PUT', path, valid, allowed.changes.headers)
+    await f.recordAll(auditContext(c), allowed.events)
+    return c.json(signed, 200)
   },
 )
 
@@ -120,6 +166,8 @@ files.openapi(
     path: '/files/copy',
     tags: ['files'],
     summary: 'Copy a file within the bucket; 409 when the destination exists and overwrite is not true',
+    description:
+      'Replacing an existing destination (overwrite: true) needs file.delete (project admins; 403 otherwise), and is refused (409 naming the sample and the order) when the destination is a file of a sample in a signed order. A copy to a destination that did not exist never replaces one that appears meanwhile (409).',
     middleware: [requires('file.write')] as const,
     request: { query: ProjectQuery, ...body(CopyOrMove) },
     responses: { 200: json(FileEntry, 'The copy'), ...commonErrors, ...conflictError },
@@ -128,13 +176,11 @@ files.openapi(
     const input = c.req.valid('json')
     const { files: f } = await projectFiles(c, c.req.valid('query').project_id)
     const bucket = c.get('project').bucket_name
-    const copied = await f.copy(
-      auditContext(c),
-      objectPath('source', input.source, bucket),
-      objectPath('destination', input.destination, bucket),
-      input.overwrite,
-    )
-    return c.json(copied, 200)
+    const source = objectPath('source', input.source, bucket)
+    const destination = objectPath('destination', input.destination, bucket)
+    const state = await fileState(c, f, [source, destination])
+    const allowed = decided(c, decideFiles(state, { op: 'copy', source, destination, overwrite: input.overwrite }), destination)
+    return c.json(await f.copy(auditContext(c), allowed), 200)
   },
 )
 
@@ -145,6 +191,8 @@ files.openapi(
     path: '/files/move',
     tags: ['files'],
     summary: 'Move or rename a file within the bucket (copy, then delete the source; a failure between them leaves the source)',
+    description:
+      'A move takes the file away from its path: it needs file.delete (project admins; 403 otherwise), and is refused (409 naming the sample and the order) for a file of a sample in a signed order, as source or as a destination it would replace.',
     middleware: [requires('file.write')] as const,
     request: { query: ProjectQuery, ...body(CopyOrMove) },
     responses: { 200: json(FileEntry, 'The file at its new path'), ...commonErrors, ...conflictError },
@@ -153,13 +201,11 @@ files.openapi(
     const input = c.req.valid('json')
     const { files: f } = await projectFiles(c, c.req.valid('query').project_id)
     const bucket = c.get('project').bucket_name
-    const moved = await f.move(
-      auditContext(c),
-      objectPath('source', input.source, bucket),
-      objectPath('destination', input.destination, bucket),
-      input.overwrite,
-    )
-    return c.json(moved, 200)
+    const source = objectPath('source', input.source, bucket)
+    const destination = objectPath('destination', input.destination, bucket)
+    const state = await fileState(c, f, [source, destination])
+    const allowed = decided(c, decideFiles(state, { op: 'move', source, destination, overwrite: input.overwrite }), source)
+    return c.json(await f.move(auditContext(c), allowed), 200)
   },
 )
 
@@ -170,14 +216,17 @@ files.openapi(
     path: '/files',
     tags: ['files'],
     summary: 'Delete one file (project admins); a folder is deleted by deleting its files',
+    description: 'Refused (409 naming the sample and the order) for a file of a sample in a signed order.',
     middleware: [requires('file.delete')] as const,
     request: { query: PathQuery },
-    responses: { 204: { description: 'Deleted' }, ...commonErrors },
+    responses: { 204: { description: 'Deleted' }, ...commonErrors, ...conflictError },
   }),
   async (c) => {
     const query = c.req.valid('query')
     const { files: f } = await projectFiles(c, query.project_id)
-    await f.delete(auditContext(c), objectPath('path', query.path, c.get('project').bucket_name))
+    const path = objectPath('path', query.path, c.get('project').bucket_name)
+    const allowed = decided(c, decideFiles(await fileState(c, f, [path]), { op: 'delete', path }), path)
+    await f.delete(auditContext(c), allowed)
     return c.body(null, 204)
   },
 )

@@ -118,6 +118,26 @@ describe('platform files', async () => {
       expect(over.code, over.stderr).toBe(0)
     })
 
+    it('sends the headers its upload address was signed with: a file that appeared after the address was issued is kept (412, exit 7)', async () => {
+      await files.storage.write(bucket, 'notes/appeared.txt', 'there first\n')
+      // The file service looks once and sees nothing (the file arrives just after): its address may only create the file.
+      const stat = files.storage.stat.bind(files.storage)
+      let looked = false
+      files.storage.stat = async (...args: Parameters<typeof stat>) => {
+        if (looked || args[1] !== 'notes/appeared.txt') return stat(...args)
+        looked = true
+        return undefined
+      }
+      try {
+        const res = await cli(['files', 'upload', await local('late.txt', 'mine\n'), 'notes/appeared.txt'])
+        expect(res.code).toBe(7)
+        expect(res.stderr).toContain('the storage refused the PUT of the signed address: 412 PreconditionFailed')
+      } finally {
+        files.storage.stat = stat
+      }
+      expect(await readFile(bucketFile('notes/appeared.txt'), 'utf8')).toBe('there first\n')
+    })
+
     it('refuses to replace a local file without --force (exit 3), writes into a folder, replaces with --force', async () => {
       const dest = await local('exists.txt', 'mine')
       const refused = await cli(['files', 'download', 'notes/again.txt', dest])
@@ -315,6 +335,23 @@ describe('platform files', async () => {
       expect(done.code).toBe(0)
       expect(done.stdout).toBe(`Deleted gs://${bucket}/rm/b.txt.\n`)
       expect(existsSync(bucketFile('rm/b.txt'))).toBe(false)
+    })
+
+    it('leaves moving and replacing to project admins: a lab member gets exit 5, and the files stay', async () => {
+      await files.storage.write(bucket, 'mv/lab.txt', 'lab')
+      await files.storage.write(bucket, 'mv/other.txt', 'other')
+      const lab = await world.caller(['lab'])
+      const home = await homeFor(lab.token)
+      for (const args of [
+        ['files', 'mv', 'mv/lab.txt', 'mv/moved.txt'],
+        ['files', 'cp', 'mv/other.txt', 'mv/lab.txt', '--overwrite'],
+        ['files', 'upload', await local('over.txt', 'over'), 'mv/lab.txt', '--overwrite'],
+      ]) {
+        const res = await runMain(args, { configDir: home })
+        expect([res.code, res.stderr], args.join(' ')).toEqual([5, 'platform: permission denied: permission file.delete is required\n'])
+      }
+      expect(await readFile(bucketFile('mv/lab.txt'), 'utf8')).toBe('lab')
+      expect(existsSync(bucketFile('mv/moved.txt'))).toBe(false)
     })
 
     it('leaves deleting to project admins: a lab member gets exit 5', async () => {

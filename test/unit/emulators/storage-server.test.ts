@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStorageServer, type RunningStorageServer } from '../../../emulators/storage-server.js'
+import { createLogger } from '../../../lib/log.js'
 import { LocalObjectStorage } from '../../../lib/storage.js'
 import { crc32c } from '../../../lib/storage/crc32c.js'
 import { PrivateKeySigner } from '../../../lib/storage/signers.js'
@@ -225,6 +226,64 @@ describe('the local storage server', async () => {
       expect(existsSync(join(root, 'lab-bucket', 'fastq', 'x.txt'))).toBe(false)
     })
 
+    it('takes an upload bound to x-goog-if-generation-match: 0 once, and answers a second PUT 412 PreconditionFailed, keeping the first', async () => {
+      now = new Date()
+      const headers = { 'content-type': 'text/plain', 'x-goog-if-generation-match': '0' }
+      const url = await sign({ method: 'PUT', object: 'once/a.txt', headers })
+      const first = await send(server, { method: 'PUT', target: targetOf(url), headers, body: Buffer.from('first') })
+      expect(first.status).toBe(200)
+      const second = await send(server, { method: 'PUT', target: targetOf(url), headers, body: Buffer.from('second') })
+      expect([second.status, second.code]).toEqual([412, 'PreconditionFailed'])
+      expect(second.headers['content-type']).toBe('application/xml; charset=UTF-8')
+      expect(second.body.toString()).toBe(
+        "<?xml version='1.0' encoding='UTF-8'?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold.</Message></Error>",
+      )
+      expect((await storage.read('lab-bucket', 'once/a.txt'))?.toString()).toBe('first')
+    })
+
+    it('refuses the address of a no-overwrite upload sent without its x-goog-if-generation-match header (403)', async () => {
+      now = new Date()
+      const url = await sign({ method: 'PUT', object: 'once/b.txt', headers: { 'content-type': 'text/plain', 'x-goog-if-generation-match': '0' } })
+      const res = await send(server, { method: 'PUT', target: targetOf(url), headers: { 'content-type': 'text/plain' }, body: Buffer.from('b') })
+      expect([res.status, res.code]).toEqual([403, 'SignatureDoesNotMatch'])
+      expect(res.body.toString()).toContain('x-goog-if-generation-match')
+      expect(existsSync(join(root, 'lab-bucket', 'once', 'b.txt'))).toBe(false)
+    })
+
+    it('stores one of two concurrent uploads bound to generation 0 and refuses the other', async () => {
+      now = new Date()
+      const headers = { 'content-type': 'text/plain', 'x-goog-if-generation-match': '0' }
+      const url = await sign({ method: 'PUT', object: 'once/race.txt', headers })
+      const answers = await Promise.all(
+        ['one', 'two'].map((text) => send(server, { method: 'PUT', target: targetOf(url), headers, body: Buffer.from(text.repeat(100_000)) })),
+      )
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 412])
+      expect(readdirSync(join(root, '.uploads'))).toEqual([])
+    })
+
+    it('honours the precondition as Cloud Storage does when the client adds it unsigned, and a generation other than 0', async () => {
+      now = new Date()
+      const url = await sign({ method: 'PUT', object: 'once/a.txt', headers: { 'content-type': 'text/plain' } })
+      const put = (generation: string) =>
+        send(server, {
+          method: 'PUT',
+          target: targetOf(url),
+          headers: { 'content-type': 'text/plain', 'x-goog-if-generation-match': generation },
+          body: Buffer.from('replaced'),
+        })
+      expect((await put('0')).code).toBe('PreconditionFailed')
+      const current = (await storage.stat('lab-bucket', 'once/a.txt'))!.generation!
+      expect((await put('12345')).code).toBe('PreconditionFailed')
+      expect((await put(current)).status).toBe(200)
+      expect((await storage.read('lab-bucket', 'once/a.txt'))?.toString()).toBe('replaced')
+      expect((await put('not-a-generation')).code).toBe('InvalidArgument')
+
+      const del = await sign({ method: 'DELETE', object: 'once/a.txt' })
+      const stale = await send(server, { method: 'DELETE', target: targetOf(del), headers: { 'x-goog-if-generation-match': current } })
+      expect(stale.code).toBe('PreconditionFailed')
+      expect(await storage.stat('lab-bucket', 'once/a.txt')).toBeDefined()
+    })
+
     it('refuses an address 900 seconds after it was made, and one dated ahead of the clock', async () => {
       // X-Goog-Date counts whole seconds.
       const made = new Date(Math.floor(Date.now() / 1000) * 1000)
@@ -333,5 +392,45 @@ describe('the local storage server', async () => {
       }
       expect(peak - base).toBeLessThan(128 * 1024 * 1024)
     }, 60_000)
+  })
+
+  describe('its error log', () => {
+    it("never carries a signed address's X-Goog-Signature: the request target is logged as the services' access lines log it", async () => {
+      const lines: string[] = []
+      const broken = Object.assign(Object.create(storage) as LocalObjectStorage, {
+        upload: async () => {
+          throw new Error('disk on fire')
+        },
+      })
+      const failing = await startStorageServer({
+        storage: broken,
+        keys: { [localAccount]: local.publicKey },
+        log: createLogger('error', {}, (line) => lines.push(line)),
+      })
+      try {
+        now = new Date()
+        const url = await signUrl(
+          {
+            method: 'PUT',
+            bucket: 'lab-bucket',
+            object: 'fastq/x.txt',
+            expiresSeconds: 900,
+            now,
+            origin: failing.url,
+            headers: { 'content-type': 'text/plain' },
+          },
+          localSigner,
+        )
+        const signature = new URL(url).searchParams.get('X-Goog-Signature')!
+        const res = await send(failing, { method: 'PUT', target: targetOf(url), headers: { 'content-type': 'text/plain' }, body: Buffer.from('x') })
+        expect([res.status, res.code]).toEqual([500, 'InternalError'])
+        expect(lines).toHaveLength(1)
+        expect(lines[0]).toContain('disk on fire')
+        expect(lines[0]).toContain('X-Goog-Signature=REDACTED')
+        expect(lines[0]).not.toContain(signature)
+      } finally {
+        await failing.stop()
+      }
+    })
   })
 })

@@ -22,6 +22,11 @@ describe('the access line', () => {
     expect(url).toBe('http://127.0.0.1:8101/api/v1/auth/callback?code=REDACTED&state=REDACTED&page_size=5')
   })
 
+  it("hides a signed address's X-Goog-Signature in a request target without a scheme and host, as a server receives it", () => {
+    const target = '/lab-bucket/fastq/S1.fastq.gz?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Expires=900&X-Goog-Signature=8f3a9b'
+    expect(loggableUrl(target)).toBe('/lab-bucket/fastq/S1.fastq.gz?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Expires=900&X-Goog-Signature=REDACTED')
+  })
+
   it('keeps a page token, which is a cursor and not a credential', () => {
     expect(loggableUrl('http://x/api/v1/runs?page_token=abc')).toBe('http://x/api/v1/runs?page_token=abc')
   })

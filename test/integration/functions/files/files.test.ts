@@ -94,17 +94,21 @@ describe('files', async () => {
     it('uploads and downloads through real HTTP with no Authorization header', async () => {
       const up = await api('POST', '/files/upload-url', { body: { path: 'http/S1_R1.fastq.gz', content_type: 'application/gzip' } })
       expect(up.status).toBe(200)
-      expect(up.body).toMatchObject({ expires_in_seconds: 900, method: 'PUT', headers: { 'Content-Type': 'application/gzip' } })
+      expect(up.body).toMatchObject({
+        expires_in_seconds: 900,
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/gzip', 'x-goog-if-generation-match': '0' },
+      })
       const url = new URL(up.body.url)
       expect(url.origin).toBe(f.storageUrl)
       expect(url.pathname).toBe(`/${bucket}/http/S1_R1.fastq.gz`)
       expect(Object.fromEntries(url.searchParams)).toMatchObject({
         'X-Goog-Algorithm': 'GOOG4-RSA-SHA256',
         'X-Goog-Expires': '900',
-        'X-Goog-SignedHeaders': 'content-type;host',
+        'X-Goog-SignedHeaders': 'content-type;host;x-goog-if-generation-match',
       })
       const bytes = Buffer.from('@r1\nACGT\n+\nIIII\n')
-      const stored = await fetch(up.body.url, { method: 'PUT', headers: { 'content-type': 'application/gzip' }, body: bytes })
+      const stored = await fetch(up.body.url, { method: 'PUT', headers: up.body.headers, body: bytes })
       expect(stored.status).toBe(200)
 
       const down = await api('GET', '/files/download-url?path=http/S1_R1.fastq.gz')
@@ -143,9 +147,41 @@ describe('files', async () => {
       const again = await api('POST', '/files/upload-url', { body: { path: 'http/exists.txt', content_type: 'text/plain' } })
       expect(again.status).toBe(409)
       expect(again.body.detail).toMatch(/overwrite/)
-      expect(
-        (await api('POST', '/files/upload-url', { body: { path: 'http/exists.txt', content_type: 'text/plain', overwrite: true } })).status,
-      ).toBe(200)
+      const over = await api('POST', '/files/upload-url', { body: { path: 'http/exists.txt', content_type: 'text/plain', overwrite: true } })
+      expect([over.status, over.body.headers]).toEqual([200, { 'Content-Type': 'text/plain' }])
+      expect((await fetch(over.body.url, { method: 'PUT', headers: over.body.headers, body: 'new' })).status).toBe(200)
+      expect((await f.storage.read(bucket, 'http/exists.txt'))?.toString()).toBe('new')
+    })
+
+    it('binds "no overwrite" into the upload address: used twice, the second PUT is 412 and the first file stays', async () => {
+      const up = await api('POST', '/files/upload-url', { body: { path: 'http/twice.txt', content_type: 'text/plain' } })
+      expect((await fetch(up.body.url, { method: 'PUT', headers: up.body.headers, body: 'first' })).status).toBe(200)
+      const second = await fetch(up.body.url, { method: 'PUT', headers: up.body.headers, body: 'second' })
+      expect(second.status).toBe(412)
+      expect(await second.text()).toContain('<Code>PreconditionFailed</Code>')
+      // Without the header the address is not valid at all.
+      const bare = await fetch(up.body.url, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'third' })
+      expect(bare.status).toBe(403)
+      expect((await f.storage.read(bucket, 'http/twice.txt'))?.toString()).toBe('first')
+    })
+
+    it('keeps a file that appeared after its upload address was issued, even with overwrite asked for', async () => {
+      const up = await api('POST', '/files/upload-url', { body: { path: 'http/late.txt', content_type: 'text/plain', overwrite: true } })
+      expect(up.body.headers).toEqual({ 'Content-Type': 'text/plain', 'x-goog-if-generation-match': '0' })
+      await put('http/late.txt', 'written meanwhile')
+      expect((await fetch(up.body.url, { method: 'PUT', headers: up.body.headers, body: 'x' })).status).toBe(412)
+      expect((await f.storage.read(bucket, 'http/late.txt'))?.toString()).toBe('written meanwhile')
+    })
+
+    it('answers 400 naming the limit for a path segment over 255 bytes, on download-url and upload-url alike', async () => {
+      const long = `fastq/${'n'.repeat(256)}.fastq.gz`
+      const down = await api('GET', `/files/download-url?path=${encodeURIComponent(long)}`)
+      expect([down.status, down.body.detail]).toEqual([
+        400,
+        expect.stringMatching(/^path: has a segment of 265 bytes: each segment between '\/' may be at most 255 bytes/),
+      ])
+      const up = await api('POST', '/files/upload-url', { body: { path: long, content_type: 'application/gzip' } })
+      expect([up.status, up.body.detail]).toEqual([400, down.body.detail])
     })
 
     it('refuses a malformed content type or path with a 400 naming the field', async () => {
@@ -234,9 +270,10 @@ describe('files', async () => {
     const allowed: Array<[ProjectRole[], Op[]]> = [
       [['viewer'], ['list', 'download']],
       [['auditor'], []],
-      [['lab'], ['list', 'download', 'upload', 'copy', 'move']],
-      [['analyst'], ['list', 'download', 'upload', 'copy', 'move']],
-      [['pipeline'], ['list', 'download', 'upload', 'copy', 'move']],
+      [['lab'], ['list', 'download', 'upload', 'copy']],
+      [['analyst'], ['list', 'download', 'upload', 'copy']],
+      [['pipeline'], ['list', 'download', 'upload', 'copy']],
+      [['reviewer'], ['list', 'download', 'upload', 'copy']],
       [['admin'], ['list', 'download', 'upload', 'copy', 'move', 'delete']],
     ]
     it.each(allowed)('lets %j do exactly %j', async (roles, may) => {
@@ -251,6 +288,36 @@ describe('files', async () => {
       const expected = Object.fromEntries((Object.keys(ops) as Op[]).map((op) => [op, may.includes(op) ? (op === 'delete' ? 204 : 200) : 403]))
       expect(outcome).toEqual(expected)
       if (!may.includes('delete')) await put('roles/r.txt', 'r')
+    })
+
+    it('refuses a lab user moving a file away or writing over one (403, access.denied on the file), and the files stay', async () => {
+      const lab = await world.caller(['lab'])
+      await put('roles/keep.fastq.gz', 'reads')
+      await put('roles/other.fastq.gz', 'other reads')
+      const attempts = [
+        ['/files/move', { source: 'roles/keep.fastq.gz', destination: 'roles/elsewhere.fastq.gz' }, 'roles/keep.fastq.gz'],
+        ['/files/copy', { source: 'roles/other.fastq.gz', destination: 'roles/keep.fastq.gz', overwrite: true }, 'roles/keep.fastq.gz'],
+        ['/files/move', { source: 'roles/other.fastq.gz', destination: 'roles/keep.fastq.gz', overwrite: true }, 'roles/other.fastq.gz'],
+        ['/files/upload-url', { path: 'roles/keep.fastq.gz', content_type: 'application/gzip', overwrite: true }, 'roles/keep.fastq.gz'],
+      ] as const
+      for (const [path, body] of attempts) {
+        const res = await api('POST', path, { token: lab.token, body })
+        expect([res.status, res.body.detail], `${path} ${JSON.stringify(body)}`).toEqual([403, 'permission file.delete is required'])
+      }
+      const denied = (await auditOf('access.denied')).filter((e) => e.actor.id === lab.user.id)
+      expect(denied.map((e) => e.entity.id).sort()).toEqual(attempts.map(([, , on]) => `gs://${bucket}/${on}`).sort())
+      for (const e of denied)
+        expect(e).toMatchObject({ outcome: 'denied', entity: { type: 'file' }, change: { reason: 'missing permission file.delete' } })
+      expect((await f.storage.read(bucket, 'roles/keep.fastq.gz'))?.toString()).toBe('reads')
+      expect((await f.storage.read(bucket, 'roles/other.fastq.gz'))?.toString()).toBe('other reads')
+      expect(await f.storage.stat(bucket, 'roles/elsewhere.fastq.gz')).toBeUndefined()
+      // What destroys nothing stays theirs: a copy to a new name, an upload address for a new file.
+      const copy = { source: 'roles/keep.fastq.gz', destination: 'roles/copy.fastq.gz', overwrite: true }
+      expect((await api('POST', '/files/copy', { token: lab.token, body: copy })).status).toBe(200)
+      const fresh = { path: 'roles/fresh.fastq.gz', content_type: 'application/gzip', overwrite: true }
+      expect((await api('POST', '/files/upload-url', { token: lab.token, body: fresh })).body.headers).toMatchObject({
+        'x-goog-if-generation-match': '0',
+      })
     })
 
     it("refuses another tenant's user (no role in the project) with 403", async () => {

@@ -12,7 +12,13 @@ describe('file paths', () => {
     ['names with spaces/and ünïcode 🧬.txt', 'names with spaces/and ünïcode 🧬.txt'],
     ['a..b/c...d', 'a..b/c...d'],
     ['.hidden', '.hidden'],
-    ['x'.repeat(1024), 'x'.repeat(1024)],
+    // 1,024 bytes in all, no segment over 255.
+    [
+      ['a'.repeat(255), 'b'.repeat(255), 'c'.repeat(255), 'd'.repeat(254), 'e'].join('/'),
+      ['a'.repeat(255), 'b'.repeat(255), 'c'.repeat(255), 'd'.repeat(254), 'e'].join('/'),
+    ],
+    [`${'x'.repeat(255)}/${'y'.repeat(255)}`, `${'x'.repeat(255)}/${'y'.repeat(255)}`],
+    ['é'.repeat(127) + 'x', 'é'.repeat(127) + 'x'],
   ])('accepts the object path %j as %j', (input, path) => {
     expect(checkObjectPath(input, BUCKET)).toEqual({ ok: true, path })
   })
@@ -32,6 +38,8 @@ describe('file paths', () => {
     ['fastq/x\u0085', /control characters/],
     ['x'.repeat(1025), /at most 1024 bytes/],
     ['é'.repeat(513), /at most 1024 bytes/],
+    ['x'.repeat(256), /a segment of 256 bytes: each segment between '\/' may be at most 255 bytes/],
+    [`fastq/${'é'.repeat(128)}/x.gz`, /a segment of 256 bytes: each segment between '\/' may be at most 255 bytes/],
     ['gs://other-bucket/fastq/x', /outside the project's bucket 'demo-lab-demo'/],
     [`gs://${BUCKET}`, /must name an object/],
     [`gs://${BUCKET}/`, /must name an object/],
@@ -54,7 +62,7 @@ describe('file paths', () => {
     expect(checkFolderPath(input, BUCKET)).toEqual({ ok: true, path })
   })
 
-  it.each(['/', '/fastq', '..', 'fastq/../..', 'a//b/', 'gs://other/x/'])('refuses the folder %j', (input) => {
+  it.each(['/', '/fastq', '..', 'fastq/../..', 'a//b/', 'gs://other/x/', `${'x'.repeat(256)}/`])('refuses the folder %j', (input) => {
     expect(checkFolderPath(input, BUCKET).ok).toBe(false)
   })
 })
