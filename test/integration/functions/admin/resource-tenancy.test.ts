@@ -18,7 +18,9 @@ describe('admin: a bucket and a service account belong to one project', async ()
   await files.storage.write(mine.bucket, 'fastq/P1_R1.fastq.gz', 'ACGT', 'application/gzip')
 
   /** Organization B, made by the platform operator, with an admin of its own who is no operator. */
-  const orgB = (await call(app, 'POST', '/api/v1/organizations', { token: world.owner.token, body: { name: `Org B ${rand()}` } })).body as { id: string }
+  const orgB = (await call(app, 'POST', '/api/v1/organizations', { token: world.owner.token, body: { name: `Org B ${rand()}` } })).body as {
+    id: string
+  }
   const bAdminUser = await seedUser(world.deps, { email: `b-admin-${rand()}@example.org` })
   await world.deps.store.setOrgRole(SYSTEM_ACTOR, orgB.id, bAdminUser, 'org_admin')
   const bAdmin = await seedToken(world.deps, bAdminUser, 'b admin')
@@ -28,11 +30,16 @@ describe('admin: a bucket and a service account belong to one project', async ()
     (await world.deps.db.col('audit_events').where('action', '==', 'access.denied').where('actor.id', '==', userId).get()).docs.map((d) => d.data())
 
   it("refuses org B's admin naming A's bucket: 403 (naming a bucket is an operator's act), access.denied, no project", async () => {
-    const res = await call(app, 'POST', '/api/v1/projects', { token: bAdmin, body: { org_id: orgB.id, name: 'Mirror bucket', bucket_name: mine.bucket } })
+    const res = await call(app, 'POST', '/api/v1/projects', {
+      token: bAdmin,
+      body: { org_id: orgB.id, name: 'Mirror bucket', bucket_name: mine.bucket },
+    })
     expect(res.status).toBe(403)
     expect(res.body).toEqual({ detail: expect.stringMatching(/platform administrator/) })
     expect(await projectsOf(orgB.id)).toEqual([])
-    expect(await deniedFor(bAdminUser.id)).toEqual([expect.objectContaining({ org_id: orgB.id, entity: expect.objectContaining({ type: 'bucket' }) })])
+    expect(await deniedFor(bAdminUser.id)).toEqual([
+      expect.objectContaining({ org_id: orgB.id, entity: expect.objectContaining({ type: 'bucket' }) }),
+    ])
   })
 
   it("refuses even a platform operator naming A's bucket for B: 409 naming the bucket, not A's project, and no project", async () => {
