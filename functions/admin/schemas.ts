@@ -75,14 +75,16 @@ export const CreateProject = z
       })
       .optional()
       .openapi({
+        // Cloud Storage's rules, documented; bucketNameProblem checks them, and its message names the rule broken.
+        pattern: '^[a-z0-9][a-z0-9._-]*[a-z0-9]$',
+        minLength: 3,
+        maxLength: 222,
         description:
           'An existing Cloud Storage bucket to bring under the project: platform administrators only (403 otherwise). Leave it out and the platform assigns one: <organization slug>-<project slug>, with a suffix from the project id when that name is taken. A bucket serves one project only: one another project holds, or a shared reference bucket, is a 409 naming it.',
       }),
-    service_account_email: serviceAccountEmail
-      .optional()
-      .openapi({
-        description: "Service account the project's runs and files use. It serves one project only: one another project holds is a 409 naming it.",
-      }),
+    service_account_email: serviceAccountEmail.optional().openapi({
+      description: "Service account the project's runs and files use. It serves one project only: one another project holds is a 409 naming it.",
+    }),
   })
   .openapi('CreateProject')
 

@@ -149,7 +149,7 @@ projects.openapi(
     tags: ['credentials'],
     summary: 'Set the service account of a project (project admins)',
     request: { params: IdParam, body: { content: { 'application/json': { schema: SetCredentials } }, required: true } },
-    responses: { 200: json(ProjectCredentials), ...commonErrors },
+    responses: { 200: json(ProjectCredentials), ...commonErrors, ...conflictError },
   }),
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('param').id, 'credentials.manage')
