@@ -247,10 +247,16 @@ export function decideCredentials(state: CredentialsState, cmd: SetCredentials):
   )
 }
 
-/** What the seed asserts of a project it finds: its bucket and account claimed by it (local data from before claims). */
-export function decideClaimsOf(holdings: Holdings, project: ProjectRecord, now: Timestamp): Decision<ResourceClaim[]> {
+/** The resources a project's record names: its bucket, and its service account when it has one. */
+export function projectResources(project: ProjectRecord): Resource[] {
   const held: Resource[] = [{ kind: 'bucket', name: project.bucket_name }]
   if (project.credentials) held.push({ kind: 'service_account', name: project.credentials.service_account_email })
+  return held
+}
+
+/** What the seed asserts of a project it finds: its bucket and account claimed by it (local data from before claims). */
+export function decideClaimsOf(holdings: Holdings, project: ProjectRecord, now: Timestamp): Decision<ResourceClaim[]> {
+  const held = projectResources(project)
   const taken = held.find((r) => heldElsewhere(holdings, r, project.id))
   if (taken) return deny(conflictWith(`${named(taken)} of project '${project.slug}' belongs to another project`))
   const claims = held

@@ -16,6 +16,7 @@ import {
   decideMemberRemoval,
   decideMemberRoles,
   decideProjectCreation,
+  projectResources,
   type Granter,
   type Holding,
   type Holdings,
@@ -92,6 +93,11 @@ export class AdminStore {
       out.set(claimKey(r), { claim: claims[i]!.get('project_id') as string | undefined, records: found.map((d) => d.id) })
     })
     return out
+  }
+
+  /** Writes the audit events a decision returned, on the chain prepared in the transaction. */
+  private record(chain: { write(ctx: AuditContext, input: AuditInput): unknown }, ctx: AuditContext, events: AuditInput[]) {
+    for (const event of events) chain.write(ctx, event)
   }
 
   private now() {
@@ -180,19 +186,13 @@ export class AdminStore {
    * before claims existed): what the seed does with a project it finds. 409 when another project holds one.
    */
   async claimResourcesOf(project: ProjectRecord): Promise<void> {
-    const held: Resource[] = [{ kind: 'bucket', name: project.bucket_name }]
-    if (project.credentials) held.push({ kind: 'service_account', name: project.credentials.service_account_email })
     await this.db.transaction(async (tx) => {
-      const holdings = await this.holdings(tx, held)
+      const holdings = await this.holdings(tx, projectResources(project))
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project', id: project.id } })
       const { changes, events } = orRefuse(decideClaimsOf(holdings, project, this.now()))
       for (const claim of changes) tx.create(this.claimRef(claim), claim)
       this.record(chain, SYSTEM_ACTOR, events)
     })
-  }
-
-  private record(chain: { write(ctx: AuditContext, input: AuditInput): unknown }, ctx: AuditContext, events: AuditInput[]) {
-    for (const event of events) chain.write(ctx, event)
   }
 
   /** The projects with these ids, plus every project of these organizations. */
