@@ -128,19 +128,20 @@ export interface ProjectCreation {
 }
 
 export function decideProjectCreation(state: CreateProjectState, cmd: CreateProject): Decision<ProjectCreation> {
+  // Naming a bucket is refused to a non-operator as an act, before anything about the state is told.
+  if (cmd.bucketName !== undefined && !cmd.operator) {
+    return deny(
+      forbiddenBy(
+        'a bucket named by a caller who is not a platform administrator',
+        'only a platform administrator brings an existing bucket under a project (bucket_name); leave it out and the platform assigns the project a bucket of its own',
+      ),
+    )
+  }
   if (state.slugTaken) return deny(conflictWith(`project slug '${cmd.slug}' already exists in organization '${cmd.org.slug}'`))
   const free = (r: Resource) => !heldElsewhere(state.holdings, r, cmd.projectId)
 
   let bucket: Resource
   if (cmd.bucketName !== undefined) {
-    if (!cmd.operator) {
-      return deny(
-        forbiddenBy(
-          'a bucket named by a caller who is not a platform administrator',
-          'only a platform administrator brings an existing bucket under a project (bucket_name); leave it out and the platform assigns the project a bucket of its own',
-        ),
-      )
-    }
     const problem = bucketNameProblem(cmd.bucketName)
     if (problem) return deny(invalid(`bucket_name: ${problem}`))
     bucket = { kind: 'bucket', name: cmd.bucketName }

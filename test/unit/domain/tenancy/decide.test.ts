@@ -110,6 +110,12 @@ describe('creating a project', () => {
       { bucketName: 'lab-a' },
       '403 only a platform administrator brings an existing bucket under a project (bucket_name); leave it out and the platform assigns the project a bucket of its own',
     ],
+    [
+      'refuses naming a bucket before telling whether the slug is taken',
+      { slugTaken: true, holdings: holdings() },
+      { bucketName: 'lab-a' },
+      '403 only a platform administrator brings an existing bucket under a project (bucket_name); leave it out and the platform assigns the project a bucket of its own',
+    ],
     ['lets an operator name a free bucket', { slugTaken: false, holdings: holdings() }, { bucketName: 'lab-a', operator: true }, 'ok'],
     [
       'refuses an operator naming a claimed bucket, naming the bucket only',
