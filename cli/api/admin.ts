@@ -542,6 +542,7 @@ export interface components {
         SetProjectCredentials: {
             /**
              * Format: email
+             * @description The service account the project acts as. It serves one project only: an account another project holds is a 409 naming it. Binding another releases the previous one; DELETE releases it.
              * @example runner@lab-prod.iam.gserviceaccount.com
              */
             service_account_email: string;
@@ -599,11 +600,11 @@ export interface components {
             org_id: string;
             name: string;
             slug?: string;
-            /** @description Defaults to <organization slug>-<project slug> */
+            /** @description An existing Cloud Storage bucket to bring under the project: platform administrators only (403 otherwise). Leave it out and the platform assigns one: <organization slug>-<project slug>, with a suffix from the project id when that name is taken. A bucket serves one project only: one another project holds, or a shared reference bucket, is a 409 naming it. */
             bucket_name?: string;
             /**
              * Format: email
-             * @description Service account the project's runs and files use
+             * @description Service account the project's runs and files use. It serves one project only: one another project holds is a 409 naming it.
              */
             service_account_email?: string;
         };
@@ -1449,6 +1450,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

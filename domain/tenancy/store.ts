@@ -1,11 +1,28 @@
-import { FieldValue, Timestamp } from '@google-cloud/firestore'
+import { FieldValue, Timestamp, type Transaction } from '@google-cloud/firestore'
 import { grantPath, type Letterhead, type OrgRecord, type ProjectRecord, type UserRecord } from '../../lib/auth/access.js'
-import type { AuditContext, AuditWriter } from '../../lib/audit.js'
+import { SYSTEM_ACTOR, type AuditContext, type AuditInput, type AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
+import { orRefuse, type DeniedOn } from '../../lib/decision.js'
 import { conflict, notFound } from '../../lib/errors.js'
 import { newId } from '../../lib/ids.js'
 import type { OrgRole, ProjectRole } from '../../lib/auth/roles.js'
+import {
+  claimKey,
+  creationResources,
+  credentialResources,
+  decideClaimsOf,
+  decideCredentials,
+  decideMemberRemoval,
+  decideMemberRoles,
+  decideProjectCreation,
+  projectResources,
+  type Granter,
+  type Holding,
+  type Holdings,
+  type Resource,
+  type ResourceKind,
+} from './decide.js'
 
 export interface MemberRecord {
   project_id: string
@@ -32,13 +49,56 @@ export const slugify = (name: string) =>
 
 const memberId = (scopeId: string, userId: string) => `${scopeId}_${userId}`
 
-/** Organizations, projects, users and role grants: every change commits with its audit event. */
+/** The field of a project record that names each kind of resource: what a project from before claims holds without a claim document. */
+const RECORD_FIELD: Record<ResourceKind, string> = { bucket: 'bucket_name', service_account: 'credentials.service_account_email' }
+
+/**
+ * Organizations, projects, users and role grants: every change commits with its audit event. The
+ * rules of projects, their cloud resources and their members are decided in decide.ts: here a
+ * transaction reads what a decision needs, calls it and writes what it returns.
+ */
 export class AdminStore {
   constructor(
     private readonly db: Db,
     private readonly audit: AuditWriter,
     private readonly clock: Clock,
   ) {}
+
+  private claimRef(r: Resource) {
+    return this.db.col('resource_claims').doc(claimKey(r))
+  }
+
+  /**
+   * Who holds each resource, read in `tx`: its claim document, and the projects whose record names
+   * it (a query, so that a project made before claims existed still holds its bucket and account).
+   */
+  private async holdings(tx: Transaction, resources: Resource[]): Promise<Holdings> {
+    if (!resources.length) return new Map()
+    const kinds = [...new Set(resources.map((r) => r.kind))]
+    const [claims, ...records] = await Promise.all([
+      tx.getAll(...resources.map((r) => this.claimRef(r))),
+      ...kinds.map((kind) =>
+        tx.get(
+          this.db.col('projects').where(
+            RECORD_FIELD[kind],
+            'in',
+            resources.filter((r) => r.kind === kind).map((r) => r.name),
+          ),
+        ),
+      ),
+    ])
+    const out = new Map<string, Holding>()
+    resources.forEach((r, i) => {
+      const found = records[kinds.indexOf(r.kind)]!.docs.filter((d) => d.get(RECORD_FIELD[r.kind]) === r.name)
+      out.set(claimKey(r), { claim: claims[i]!.get('project_id') as string | undefined, records: found.map((d) => d.id) })
+    })
+    return out
+  }
+
+  /** Writes the audit events a decision returned, on the chain prepared in the transaction. */
+  private record(chain: { write(ctx: AuditContext, input: AuditInput): unknown }, ctx: AuditContext, events: AuditInput[]) {
+    for (const event of events) chain.write(ctx, event)
+  }
 
   private now() {
     return Timestamp.fromDate(this.clock.now())
@@ -72,37 +132,67 @@ export class AdminStore {
     return snaps.filter((s) => s.exists).map((s) => s.data() as OrgRecord)
   }
 
+  /**
+   * Creates a project with its bucket (derived by the platform, or named by an operator) and,
+   * optionally, its service account, claiming both in the same transaction (decideProjectCreation).
+   */
   async createProject(
     ctx: AuditContext,
-    input: { org: OrgRecord; name: string; slug?: string; bucketName?: string; serviceAccountEmail?: string },
+    input: {
+      org: OrgRecord
+      name: string
+      slug?: string
+      bucketName?: string
+      serviceAccountEmail?: string
+      /** The caller is a platform administrator (or the platform itself, seeding). */
+      operator: boolean
+      /** config.storage.sharedBuckets: SHARED_REFERENCE_BUCKETS, never a project's own bucket. */
+      sharedBuckets: readonly string[]
+    },
   ): Promise<ProjectRecord> {
-    const slug = input.slug ?? slugify(input.name)
-    const now = this.now()
-    const project: ProjectRecord = {
-      id: newId(),
-      org_id: input.org.id,
+    const cmd = {
+      projectId: newId(),
+      org: input.org,
       name: input.name,
-      slug,
-      bucket_name: input.bucketName ?? `${input.org.slug}-${slug}`.slice(0, 63),
-      credentials: input.serviceAccountEmail ? { service_account_email: input.serviceAccountEmail, configured_at: now } : undefined,
-      created: now,
+      slug: input.slug ?? slugify(input.name),
+      bucketName: input.bucketName,
+      serviceAccountEmail: input.serviceAccountEmail,
+      operator: input.operator,
+      sharedBuckets: input.sharedBuckets,
+      now: this.now(),
     }
-    await this.db.transaction(async (tx) => {
-      const clash = await tx.get(this.db.col('projects').where('org_id', '==', input.org.id).where('slug', '==', slug).limit(1))
-      const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project', id: project.id } })
-      // A retried transaction may find the project its first attempt committed: that is not a clash.
-      if (!clash.empty && clash.docs[0]!.id !== project.id)
-        throw conflict(`project slug '${slug}' already exists in organization '${input.org.slug}'`)
-      if (!clash.empty) return
-      tx.create(this.db.col('projects').doc(project.id), project)
-      chain.write(ctx, {
-        action: 'project.created',
-        org_id: project.org_id,
-        project_id: project.id,
-        entity: { type: 'project', id: project.id, parent: project.org_id },
-      })
+    const ref = this.db.col('projects').doc(cmd.projectId)
+    const on: DeniedOn = { scope: { org_id: input.org.id }, entity: { type: 'bucket', id: input.bucketName ?? '-', parent: input.org.id } }
+    return this.db.transaction(async (tx) => {
+      const [existing, clash, holdings] = await Promise.all([
+        tx.get(ref),
+        tx.get(this.db.col('projects').where('org_id', '==', input.org.id).where('slug', '==', cmd.slug).limit(2)),
+        this.holdings(tx, creationResources(cmd)),
+      ])
+      const chain = await this.audit.prepare(tx, { project_id: cmd.projectId, entity: { type: 'project', id: cmd.projectId } })
+      // A retried transaction may find the project its first attempt committed.
+      if (existing.exists) return existing.data() as ProjectRecord
+      const slugTaken = clash.docs.some((d) => d.id !== cmd.projectId)
+      const { changes, events } = orRefuse(decideProjectCreation({ slugTaken, holdings }, cmd), on)
+      tx.create(ref, changes.project)
+      for (const claim of changes.claims) tx.create(this.claimRef(claim), claim)
+      this.record(chain, ctx, events)
+      return changes.project
     })
-    return project
+  }
+
+  /**
+   * Claims the bucket and service account of a project that has none claimed (local data from
+   * before claims existed): what the seed does with a project it finds. 409 when another project holds one.
+   */
+  async claimResourcesOf(project: ProjectRecord): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const holdings = await this.holdings(tx, projectResources(project))
+      const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project', id: project.id } })
+      const { changes, events } = orRefuse(decideClaimsOf(holdings, project, this.now()))
+      for (const claim of changes) tx.create(this.claimRef(claim), claim)
+      this.record(chain, SYSTEM_ACTOR, events)
+    })
   }
 
   /** The projects with these ids, plus every project of these organizations. */
@@ -122,20 +212,26 @@ export class AdminStore {
     return [...byId.values()]
   }
 
+  /**
+   * Binds the project's service account (claiming it, and releasing the one it replaces), or with
+   * null removes it (releasing its claim): decideCredentials, on the project as read in the transaction.
+   */
   async setCredentials(ctx: AuditContext, project: ProjectRecord, serviceAccountEmail: string | null): Promise<ProjectRecord> {
-    const credentials = serviceAccountEmail ? { service_account_email: serviceAccountEmail, configured_at: this.now() } : undefined
-    await this.db.transaction(async (tx) => {
+    const ref = this.db.col('projects').doc(project.id)
+    const cmd = { serviceAccountEmail, now: this.now() }
+    return this.db.transaction(async (tx) => {
+      const snap = await tx.get(ref)
+      if (!snap.exists) throw notFound('project')
+      const current = snap.data() as ProjectRecord
+      const holdings = await this.holdings(tx, credentialResources(current, cmd))
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project', id: project.id } })
-      tx.update(this.db.col('projects').doc(project.id), { credentials: credentials ?? FieldValue.delete() })
-      chain.write(ctx, {
-        action: credentials ? 'credentials.configured' : 'credentials.removed',
-        org_id: project.org_id,
-        project_id: project.id,
-        entity: { type: 'project', id: project.id },
-        change: { fields: ['credentials'] },
-      })
+      const { changes, events } = orRefuse(decideCredentials({ project: current, holdings }, cmd))
+      tx.update(ref, { credentials: changes.credentials ?? FieldValue.delete() })
+      if (changes.claim) tx.create(this.claimRef(changes.claim), changes.claim)
+      if (changes.release) tx.delete(this.claimRef(changes.release))
+      this.record(chain, ctx, events)
+      return { ...current, credentials: changes.credentials ?? undefined }
     })
-    return { ...project, credentials }
   }
 
   /** Sets (or with null removes) the letterhead the project's reports carry. */
@@ -179,41 +275,39 @@ export class AdminStore {
     return members.map((m, i) => ({ ...m, user: users[i]?.exists ? (users[i]!.data() as UserRecord) : undefined }))
   }
 
-  async setMemberRoles(ctx: AuditContext, project: ProjectRecord, user: UserRecord, roles: ProjectRole[]): Promise<MemberRecord> {
+  /** Gives a user project roles, replacing theirs, as `granter` (decideMemberRoles: grants never escalate). */
+  async setMemberRoles(ctx: AuditContext, granter: Granter, project: ProjectRecord, user: UserRecord, roles: ProjectRole[]): Promise<MemberRecord> {
     const ref = this.db.col('project_members').doc(memberId(project.id, user.id))
-    const record: MemberRecord = { project_id: project.id, org_id: project.org_id, user_id: user.id, roles: [...new Set(roles)], updated: this.now() }
-    await this.db.transaction(async (tx) => {
+    const now = this.now()
+    return this.db.transaction(async (tx) => {
       const before = await tx.get(ref)
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project_member', id: user.id } })
+      const state = { project, granter, targetId: user.id, account: user, current: before.get('roles') as ProjectRole[] | undefined }
+      const { changes, events } = orRefuse(decideMemberRoles(state, roles), this.memberDeniedOn(project, user.id))
+      const record: MemberRecord = { project_id: project.id, org_id: project.org_id, user_id: user.id, roles: changes.roles, updated: now }
       tx.set(ref, record)
       tx.update(this.db.col('users').doc(user.id), grantPath.project(project.id), record.roles)
-      chain.write(ctx, {
-        action: before.exists ? 'member.roles_changed' : 'member.added',
-        org_id: project.org_id,
-        project_id: project.id,
-        entity: { type: 'project_member', id: user.id, parent: project.id },
-        change: { from: (before.get('roles') as string[] | undefined)?.join(','), to: record.roles.join(',') },
-      })
+      this.record(chain, ctx, events)
+      return record
     })
-    return record
   }
 
-  async removeMember(ctx: AuditContext, project: ProjectRecord, userId: string): Promise<void> {
+  /** Removes a user from a project, as `granter` (decideMemberRemoval). */
+  async removeMember(ctx: AuditContext, granter: Granter, project: ProjectRecord, userId: string): Promise<void> {
     const ref = this.db.col('project_members').doc(memberId(project.id, userId))
     await this.db.transaction(async (tx) => {
       const [before, account] = await Promise.all([tx.get(ref), tx.get(this.db.col('users').doc(userId))])
       const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'project_member', id: userId } })
-      if (!before.exists) throw notFound('member')
+      const state = { project, granter, targetId: userId, current: before.get('roles') as ProjectRole[] | undefined }
+      const { events } = orRefuse(decideMemberRemoval(state), this.memberDeniedOn(project, userId))
       tx.delete(ref)
       if (account.exists) tx.update(account.ref, grantPath.project(project.id), FieldValue.delete())
-      chain.write(ctx, {
-        action: 'member.removed',
-        org_id: project.org_id,
-        project_id: project.id,
-        entity: { type: 'project_member', id: userId, parent: project.id },
-        change: { from: (before.get('roles') as string[]).join(',') },
-      })
+      this.record(chain, ctx, events)
     })
+  }
+
+  private memberDeniedOn(project: ProjectRecord, userId: string): DeniedOn {
+    return { scope: { project_id: project.id, org_id: project.org_id }, entity: { type: 'project_member', id: userId } }
   }
 
   async listOrgMembers(orgId: string): Promise<Array<OrgMemberRecord & { user?: UserRecord }>> {

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi'
 import { ORG_ROLES, PROJECT_ROLES } from '../../lib/auth/roles.js'
 import { iso } from '../../lib/db.js'
 import { pathId } from '../../lib/openapi.js'
+import { bucketNameProblem, serviceAccountProblem } from '../../domain/tenancy/decide.js'
 import type { ServiceKeyRecord, ServiceUserRecord } from '../../domain/tenancy/service-users.js'
 import { JWT_BEARER_GRANT, MAX_ASSERTION_LIFETIME_SECONDS } from './jwt-bearer.js'
 
@@ -52,6 +53,15 @@ export const Project = z
   })
   .openapi('Project')
 
+/** A Google Cloud service account address, stored lowercase (decide.ts serviceAccountProblem). */
+export const serviceAccountEmail = z
+  .email()
+  .toLowerCase()
+  .superRefine((email, ctx) => {
+    const problem = serviceAccountProblem(email)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem })
+  })
+
 export const CreateProject = z
   .object({
     org_id: z.string().uuid(),
@@ -59,10 +69,22 @@ export const CreateProject = z
     slug: slugSchema.optional(),
     bucket_name: z
       .string()
-      .regex(/^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$/, 'a valid Cloud Storage bucket name')
+      .superRefine((name, ctx) => {
+        const problem = bucketNameProblem(name)
+        if (problem) ctx.addIssue({ code: 'custom', message: problem })
+      })
       .optional()
-      .openapi({ description: 'Defaults to <organization slug>-<project slug>' }),
-    service_account_email: z.email().optional().openapi({ description: "Service account the project's runs and files use" }),
+      .openapi({
+        // Cloud Storage's rules, documented; bucketNameProblem checks them, and its message names the rule broken.
+        pattern: '^[a-z0-9][a-z0-9._-]*[a-z0-9]$',
+        minLength: 3,
+        maxLength: 222,
+        description:
+          'An existing Cloud Storage bucket to bring under the project: platform administrators only (403 otherwise). Leave it out and the platform assigns one: <organization slug>-<project slug>, with a suffix from the project id when that name is taken. A bucket serves one project only: one another project holds, or a shared reference bucket, is a 409 naming it.',
+      }),
+    service_account_email: serviceAccountEmail.optional().openapi({
+      description: "Service account the project's runs and files use. It serves one project only: one another project holds is a 409 naming it.",
+    }),
   })
   .openapi('CreateProject')
 

@@ -236,7 +236,7 @@ export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
     const p = await c.as('admin', 'POST', '/projects', {
       org_id: c.world.org.id,
       name: `Creds ${rand()}`,
-      service_account_email: 'runner@x-project.iam.gserviceaccount.com',
+      service_account_email: `runner-${rand()}@x-project.iam.gserviceaccount.com`,
     })
     return {
       path: `/projects/${p.id}/credentials`,

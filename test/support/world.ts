@@ -46,7 +46,8 @@ export async function makeWorld(env: Record<string, string | undefined> = {}) {
       projectName: 'Other',
       projectSlug: 'other',
       bucketName: `other-${rand()}`,
-      serviceAccountEmail: 'runner@other.iam.gserviceaccount.com',
+      // A service account serves one project only: each other project has its own.
+      serviceAccountEmail: `runner-${rand()}@other.iam.gserviceaccount.com`,
     })
     return other
   }

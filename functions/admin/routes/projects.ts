@@ -1,16 +1,17 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { projectRolesOf, type OrgRecord, type Principal, type ProjectRecord, type UserRecord } from '../../../lib/auth/access.js'
-import { projectRoleFromOrg, rolesAboveGranter, type ProjectRole } from '../../../lib/auth/roles.js'
+import { projectRolesOf, type OrgRecord, type Principal, type ProjectRecord } from '../../../lib/auth/access.js'
+import { projectRoleFromOrg } from '../../../lib/auth/roles.js'
 import { iso } from '../../../lib/db.js'
 import { ApiError, notFound } from '../../../lib/errors.js'
-import { auditContext, loadProjectFor, refuse, resourceApp, type AppEnv } from '../../../lib/http.js'
+import { auditContext, loadProjectFor, resourceApp, type AppEnv } from '../../../lib/http.js'
 import { commonErrors, conflictError, IdParam, json, pathId } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, paginateArray } from '../../../lib/pagination.js'
+import type { Granter } from '../../../domain/tenancy/decide.js'
 import type { AdminStore } from '../../../domain/tenancy/store.js'
 import type { AdminDeps } from '../deps.js'
 import { orgFor } from '../org-access.js'
-import { AddMember, CreateProject, LetterheadSchema, Member, Project, SetRoles } from '../schemas.js'
+import { AddMember, CreateProject, LetterheadSchema, Member, Project, serviceAccountEmail, SetRoles } from '../schemas.js'
 
 /** /projects: projects, their members and roles, and their cloud credentials. */
 export const projects = resourceApp<AdminDeps>()
@@ -29,37 +30,10 @@ export function toProject(p: ProjectRecord, org: Pick<OrgRecord, 'name'> | undef
   }
 }
 
-/** A service user acts only inside its own organization; a grant elsewhere is refused as if it did not exist. */
-function assertSameOrg(user: UserRecord, project: ProjectRecord) {
-  if (user.kind === 'service_user' && user.org_id !== project.org_id) throw notFound('user')
-}
-
-/**
- * Role grants never escalate: nobody changes their own roles, and a granter may give or take away
- * only roles up to their own highest one in the project (so an admin cannot make anyone an owner,
- * nor demote or remove an owner). Refusals are 403 with an access.denied event.
- */
-async function assertMayChangeMember<E extends AppEnv>(c: Context<E>, project: ProjectRecord, target: UserRecord, roles: ProjectRole[]) {
+/** Who grants, in a member change: the caller and their roles in the project (decideMemberRoles never lets them exceed these). */
+function granterIn<E extends AppEnv>(c: Context<E>, project: ProjectRecord): Granter {
   const principal = c.get('principal')
-  const scope = { project_id: project.id, org_id: project.org_id }
-  const entity = { type: 'project_member', id: target.id }
-  if (target.id === principal.user.id) {
-    await refuse(c, { reason: "a change to one's own roles", detail: 'nobody changes their own roles; ask another project admin' }, scope, entity)
-  }
-  const current = target.grants?.projects?.[project.id] ?? []
-  const above = rolesAboveGranter(projectRolesOf(principal, project), [...roles, ...current])
-  if (above.length) {
-    const list = [...new Set(above)].join(', ')
-    await refuse(
-      c,
-      {
-        reason: `a grant above the granter's own role (${list})`,
-        detail: `you cannot grant, change or remove the role ${list}: it is above your own highest role in this project`,
-      },
-      scope,
-      entity,
-    )
-  }
+  return { id: principal.user.id, roles: projectRolesOf(principal, project) }
 }
 
 /** Projects the caller can see: explicit memberships, and every project of an organization they administer. */
@@ -88,11 +62,6 @@ const STORAGE_SCOPE = 'https://www.googleapis.com/auth/devstorage.read_write'
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 900
 export const SIGNED_URL_TTL_SECONDS = 900
 
-const serviceAccountEmail = z
-  .email()
-  .toLowerCase()
-  .refine((v) => v.endsWith('.gserviceaccount.com'), { message: 'must be a Google Cloud service account address (…@….iam.gserviceaccount.com)' })
-
 const ProjectCredentials = z
   .object({
     project_id: z.string().uuid(),
@@ -118,7 +87,13 @@ const ProjectCredentials = z
   .openapi('ProjectCredentials')
 
 const SetCredentials = z
-  .object({ service_account_email: serviceAccountEmail.openapi({ example: 'runner@lab-prod.iam.gserviceaccount.com' }) })
+  .object({
+    service_account_email: serviceAccountEmail.openapi({
+      example: 'runner@lab-prod.iam.gserviceaccount.com',
+      description:
+        'The service account the project acts as. It serves one project only: an account another project holds is a 409 naming it. Binding another releases the previous one; DELETE releases it.',
+    }),
+  })
   .openapi('SetProjectCredentials')
 
 const noCredentials = (project: ProjectRecord) =>
@@ -174,7 +149,7 @@ projects.openapi(
     tags: ['credentials'],
     summary: 'Set the service account of a project (project admins)',
     request: { params: IdParam, body: { content: { 'application/json': { schema: SetCredentials } }, required: true } },
-    responses: { 200: json(ProjectCredentials), ...commonErrors },
+    responses: { 200: json(ProjectCredentials), ...commonErrors, ...conflictError },
   }),
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('param').id, 'credentials.manage')
@@ -195,7 +170,6 @@ projects.openapi(
   }),
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('param').id, 'credentials.manage')
-    if (!project.credentials) throw noCredentials(project)
     await c.get('deps').store.setCredentials(auditContext(c), project, null)
     return c.body(null, 204)
   },
@@ -294,6 +268,8 @@ projects.openapi(
       slug: body.slug,
       bucketName: body.bucket_name,
       serviceAccountEmail: body.service_account_email,
+      operator: c.get('principal').user.platform_admin === true,
+      sharedBuckets: deps.config.storage.sharedBuckets,
     })
     return c.json(toProject(project, org), 201)
   },
@@ -331,9 +307,7 @@ projects.openapi(
     const body = c.req.valid('json')
     const user = body.email ? await deps.store.ensureUser(body.email) : await deps.store.getUser(body.user_id!)
     if (!user) throw notFound('user')
-    assertSameOrg(user, project)
-    await assertMayChangeMember(c, project, user, body.roles)
-    const m = await deps.store.setMemberRoles(auditContext(c), project, user, body.roles)
+    const m = await deps.store.setMemberRoles(auditContext(c), granterIn(c, project), project, user, body.roles)
     return c.json(toMember({ ...m, user }), 200)
   },
 )
@@ -357,9 +331,7 @@ projects.openapi(
     const project = await loadProjectFor(c, id, 'members.manage')
     const user = await deps.store.getUser(user_id)
     if (!user) throw notFound('user')
-    assertSameOrg(user, project)
-    await assertMayChangeMember(c, project, user, c.req.valid('json').roles)
-    const m = await deps.store.setMemberRoles(auditContext(c), project, user, c.req.valid('json').roles)
+    const m = await deps.store.setMemberRoles(auditContext(c), granterIn(c, project), project, user, c.req.valid('json').roles)
     return c.json(toMember({ ...m, user }), 200)
   },
 )
@@ -378,9 +350,7 @@ projects.openapi(
     const { id, user_id } = c.req.valid('param')
     const deps = c.get('deps')
     const project = await loadProjectFor(c, id, 'members.manage')
-    const user = await deps.store.getUser(user_id)
-    if (user) await assertMayChangeMember(c, project, user, [])
-    await deps.store.removeMember(auditContext(c), project, user_id)
+    await deps.store.removeMember(auditContext(c), granterIn(c, project), project, user_id)
     return c.body(null, 204)
   },
 )

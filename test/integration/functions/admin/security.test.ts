@@ -224,7 +224,7 @@ describe('admin: security', async () => {
       expect(res.body).toEqual({ detail: 'project not found' })
     }
     const stored = (await world.deps.db.col('projects').doc(other.id).get()).data()!
-    expect(stored.credentials.service_account_email).toBe('runner@other.iam.gserviceaccount.com')
+    expect(stored.credentials.service_account_email).toBe(other.credentials!.service_account_email)
   })
 
   it('answers 403 with { detail } to a valid caller without the permission, and records access.denied', async () => {
