@@ -33,7 +33,10 @@ export interface paths {
         delete: operations["deleteSubject"];
         options?: never;
         head?: never;
-        /** Update a subject: only the fields sent change; null clears an optional field */
+        /**
+         * Update a subject: only the fields sent change; null clears an optional field
+         * @description While a signed order holds one of the subject's samples (signed, in progress, in review, on hold, completed or cancelled after signing), the fields its samplesheet and pedigree are made of (external_id, sex, affected_status, family_id, mother_id, father_id) cannot change: 409 naming the order. display_name, birth_date and phenotypes stay editable; a field sent with its stored value is no change. Entering the order in error frees them (docs/clinical.md).
+         */
         patch: operations["updateSubject"];
         trace?: never;
     };
@@ -460,7 +463,7 @@ export interface components {
             father_id?: string;
         };
         /**
-         * @description Only the fields sent change; null clears an optional field (phenotypes: null empties the list)
+         * @description Only the fields sent change; null clears an optional field (phenotypes: null empties the list). external_id, sex, affected_status, family_id, mother_id and father_id are frozen while a signed order holds one of the subject's samples (409).
          * @example {
          *       "affected_status": "affected",
          *       "phenotypes": [

@@ -3,6 +3,7 @@ import { SYSTEM_ACTOR, type AuditContext, type AuditWriter } from '../../lib/aud
 import { isPermission, type Permission } from '../../lib/auth/roles.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
+import { allow, conflictWith, deny, invalid, missingPermission, type Decision } from '../../lib/decision.js'
 import { badRequest, conflict, notFound } from '../../lib/errors.js'
 import { sha256 } from '../../lib/ids.js'
 import type { LabflowHistoryEntry, OrderLabflowState } from './model.js'
@@ -187,16 +188,16 @@ export function takeTransition(
   can: (p: Permission) => boolean,
   by: string,
   at: Timestamp,
-): { state: OrderLabflowState; entry: LabflowHistoryEntry; taken: LabflowTransition } | { refused: 'permission'; permission: Permission } {
+): Decision<{ state: OrderLabflowState; entry: LabflowHistoryEntry; taken: LabflowTransition }> {
   const t = def.transitions.find((x) => x.id === input.transition)
   const allowed = availableLabflowTransitions(def, state, can).map((x) => x.id)
   if (!t || t.from !== state.stage || state.status !== 'active') {
     const where = state.status === 'active' ? `at stage ${state.stage}` : `(${state.status})`
-    throw conflict(`transition '${input.transition}' cannot be taken ${where}; allowed: ${allowed.join(', ') || 'none'}`)
+    return deny(conflictWith(`transition '${input.transition}' cannot be taken ${where}; allowed: ${allowed.join(', ') || 'none'}`))
   }
-  if (!can(t.permission)) return { refused: 'permission', permission: t.permission }
+  if (!can(t.permission)) return deny(missingPermission(t.permission))
   const reason = input.reason?.trim() || undefined
-  if (t.requires_reason && !reason) throw badRequest(`reason: transition '${t.id}' requires a reason`)
+  if (t.requires_reason && !reason) return deny(invalid(`reason: transition '${t.id}' requires a reason`))
   const entry: LabflowHistoryEntry = { transition: t.id, from: state.stage, to: t.to, by, at, ...(reason ? { reason } : {}) }
   const assignee = input.assignee === undefined ? state.assignee : (input.assignee ?? undefined)
   const next: OrderLabflowState = {
@@ -207,7 +208,7 @@ export function takeTransition(
   }
   if (assignee) next.assignee = assignee
   else delete next.assignee
-  return { state: next, entry, taken: t }
+  return allow({ state: next, entry, taken: t })
 }
 
 /** Labflow definitions: the platform's (the default germline flow, from code) and each project's own. */

@@ -1,5 +1,7 @@
 import type { DocumentReference, Timestamp, Transaction } from '@google-cloud/firestore'
+import type { AuditContext, AuditWriter } from '../../lib/audit.js'
 import type { Db } from '../../lib/db.js'
+import type { Allowed } from '../../lib/decision.js'
 import { sha256 } from '../../lib/ids.js'
 import type { OrderStatus } from './order-status.js'
 
@@ -147,7 +149,52 @@ export interface OrderRecord {
   created_by: string
 }
 
+/** The project a clinical command acts in: its records are stamped with its organization, data URIs must be in its bucket. */
+export interface ClinicalProject {
+  id: string
+  org_id: string
+  bucket_name: string
+}
+
 export type KeyKind = 'subject' | 'sample'
+
+/** Holds an external_id in a project: created with the record that takes it, deleted with it or when it is renamed. */
+export interface KeyRecord {
+  project_id: string
+  kind: KeyKind
+  external_id: string
+  entity_id: string
+}
+
+/** The last accession number given in a project and year. */
+export interface CounterRecord {
+  project_id: string
+  year: number
+  last: number
+  updated: Timestamp
+}
+
+interface ClinicalDocs {
+  subject: SubjectRecord
+  sample: SampleRecord
+  order: OrderRecord
+  key: KeyRecord
+  counter: CounterRecord
+}
+
+/**
+ * One document a clinical decision writes, whole: `create` (fails if it exists, so a lost race for
+ * an external_id or a record id is a conflict), `put` (replaces a document the decision read in the
+ * same transaction) or `delete`. Decisions return these as plain data; the stores write them with
+ * `commit`, and the property tests apply them to a map.
+ */
+export type ClinicalWrite = { [K in keyof ClinicalDocs]: { kind: K; op: 'create' | 'put' | 'delete'; doc: ClinicalDocs[K] } }[keyof ClinicalDocs]
+
+/** What an allowed clinical decision does: the documents to write, and the record the caller gets back. */
+export interface ClinicalChange<T> {
+  result: T
+  writes: ClinicalWrite[]
+}
 
 /** Where the clinical records live; one place, so every store and transaction names them alike. */
 export function clinicalRefs(db: Db) {
@@ -163,6 +210,46 @@ export function clinicalRefs(db: Db) {
     samples: () => db.col('samples'),
     orders: () => db.col('orders'),
   }
+}
+
+type ClinicalRefs = ReturnType<typeof clinicalRefs>
+
+function refOf(refs: ClinicalRefs, w: ClinicalWrite): DocumentReference {
+  switch (w.kind) {
+    case 'subject':
+      return refs.subject(w.doc.id)
+    case 'sample':
+      return refs.sample(w.doc.id)
+    case 'order':
+      return refs.order(w.doc.id)
+    case 'key':
+      return refs.key(w.doc.project_id, w.doc.kind, w.doc.external_id)
+    case 'counter':
+      return refs.counter(w.doc.project_id, w.doc.year)
+  }
+}
+
+/**
+ * Writes an allowed decision in the store's transaction and returns its result: the chain heads of
+ * its audit events are read first (every read of a transaction comes before its writes), then its
+ * documents and events are written, committing together.
+ */
+export async function commit<T>(
+  tx: Transaction,
+  refs: ClinicalRefs,
+  audit: AuditWriter,
+  ctx: AuditContext,
+  allowed: Allowed<ClinicalChange<T>>,
+): Promise<T> {
+  const chains = await audit.prepareMany(tx, allowed.events)
+  for (const w of allowed.changes.writes) {
+    const ref = refOf(refs, w)
+    if (w.op === 'create') tx.create(ref, w.doc)
+    else if (w.op === 'put') tx.set(ref, w.doc)
+    else tx.delete(ref)
+  }
+  for (const event of allowed.events) chains.write(ctx, event)
+  return allowed.changes.result
 }
 
 export const accessionOf = (year: number, n: number) => `ORD-${year}-${String(n).padStart(6, '0')}`

@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync'
 import { conflict } from '../../lib/errors.js'
-import type { AffectedStatus, SampleRole, Sex } from './model.js'
+import type { AffectedStatus, OrderRecord, OrderSampleEntry, SampleRecord, SampleRole, Sex, SubjectRecord } from './model.js'
 
 /**
  * The nf-core/raredisease input format (assets/schema_input.json): one row per FASTQ pair, PED
@@ -89,6 +89,38 @@ export function samplesheetRows(caseId: string, entries: readonly SheetEntry[]):
       paternal_id: parentOf(e, 'father'),
       maternal_id: parentOf(e, 'mother'),
       case_id: caseId,
+    })),
+  )
+}
+
+/** One sample of an order as the API shows it: the sample, its role and its subject. */
+export interface OrderSampleView {
+  entry: OrderSampleEntry
+  sample: SampleRecord
+  subject?: SubjectRecord
+}
+
+/** The order's samples in its order, each with its role and subject, from the records as stored (a sample gone is left out). */
+export function orderSampleViews(
+  order: Pick<OrderRecord, 'project_id' | 'samples'>,
+  samples: ReadonlyMap<string, SampleRecord>,
+  subjects: ReadonlyMap<string, SubjectRecord>,
+): OrderSampleView[] {
+  return order.samples.flatMap((entry) => {
+    const sample = samples.get(entry.sample_id)
+    return sample && sample.project_id === order.project_id ? [{ entry, sample, subject: subjects.get(sample.subject_id) }] : []
+  })
+}
+
+/** The order's samplesheet from its sample views (409 for an order without samples or a sample without FASTQ). */
+export function orderSamplesheet(order: Pick<OrderRecord, 'accession'>, views: readonly OrderSampleView[]): SamplesheetRow[] {
+  if (!views.length) throw conflict(`order ${order.accession} has no samples`)
+  return samplesheetRows(
+    order.accession,
+    views.map((v) => ({
+      sample: v.sample,
+      subject: v.subject ?? { id: v.sample.subject_id, sex: 'unknown', affected_status: 'unknown' },
+      role: v.entry.role,
     })),
   )
 }

@@ -1,9 +1,8 @@
 import { SYSTEM_ACTOR } from '../../lib/audit.js'
 import { ApiError } from '../../lib/errors.js'
 import { demoFastqPaths } from '../files/demo-fastq.js'
-import type { SampleRole, Sex, AffectedStatus } from './model.js'
 import type { ClinicalStores } from './stores.js'
-import type { ClinicalProject } from './subjects.js'
+import type { AffectedStatus, ClinicalProject, SampleRole, Sex } from './model.js'
 
 /**
  * The local suite's demo family: a proband and both parents (family FAM-DEMO), a blood sample each

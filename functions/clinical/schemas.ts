@@ -93,7 +93,8 @@ export const UpdateSubject = z
   })
   .strict()
   .openapi('UpdateSubject', {
-    description: 'Only the fields sent change; null clears an optional field (phenotypes: null empties the list)',
+    description:
+      "Only the fields sent change; null clears an optional field (phenotypes: null empties the list). external_id, sex, affected_status, family_id, mother_id and father_id are frozen while a signed order holds one of the subject's samples (409).",
     example: { affected_status: 'affected', phenotypes: ['HP:0001250'], birth_date: null },
   })
 

@@ -4,11 +4,9 @@ import { canInProject, rolesFrom } from '../../lib/auth/access.js'
 import type { Permission } from '../../lib/auth/roles.js'
 import { iso } from '../../lib/db.js'
 import { badRequest } from '../../lib/errors.js'
-import { requires } from '../../lib/http.js'
 import { UUID_RE } from '../../lib/ids.js'
-import type { OrderRecord, SampleRecord, SubjectRecord } from '../../domain/clinical/model.js'
 import { availableTransitions } from '../../domain/clinical/order-status.js'
-import type { ClinicalProject } from '../../domain/clinical/subjects.js'
+import type { ClinicalProject, OrderRecord, SampleRecord, SubjectRecord } from '../../domain/clinical/model.js'
 import type { ClinicalEnv } from './deps.js'
 import type { Order, Sample, Subject } from './schemas.js'
 
@@ -56,12 +54,6 @@ export function toSample(s: SampleRecord): z.infer<typeof Sample> {
 
 /** Whether the caller holds `permission` in the request's project. */
 export const canFor = (c: Context<ClinicalEnv>) => (permission: Permission) => canInProject(c.get('principal'), c.get('project'), permission)
-
-/** Answers 403 (with its access.denied event) for a permission the caller lacks, as the route middleware does. */
-export async function deny(c: Context<ClinicalEnv>, permission: Permission): Promise<never> {
-  await requires(permission)(c as never, async () => undefined)
-  throw new Error(`deny(${permission}) for a caller who holds it`)
-}
 
 export function toOrder(c: Context<ClinicalEnv>, o: OrderRecord, runs?: Array<{ id: string; name: string; status: string }>): z.infer<typeof Order> {
   return {

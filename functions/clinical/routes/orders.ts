@@ -6,7 +6,6 @@ import { commonErrors, conflictError, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse } from '../../../lib/pagination.js'
 import { availableLabflowTransitions, type LabflowVersion } from '../../../domain/clinical/labflows.js'
 import type { OrderRecord } from '../../../domain/clinical/model.js'
-import { isRefusal } from '../../../domain/clinical/orders.js'
 import { samplesheetCsv } from '../../../domain/clinical/samplesheet.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
 import {
@@ -23,7 +22,7 @@ import {
   TransitionBody,
   UpdateOrder,
 } from '../schemas.js'
-import { canFor, checkAssignee, deny, projectOf, toOrder, toSample } from '../views.js'
+import { canFor, checkAssignee, projectOf, toOrder, toSample } from '../views.js'
 
 /** /orders: clinical orders, their lifecycle, samples, samplesheet and labflow state. */
 export const orders = resourceApp<ClinicalDeps>()
@@ -125,7 +124,6 @@ orders.openapi(
     await checkAssignee(c, body.assignee)
     await checkLabflow(c, body.labflow_id)
     const result = await c.get('deps').orders.update(auditContext(c), projectOf(c), order.id, body, canFor(c))
-    if (isRefusal(result)) return deny(c, result.permission)
     return c.json(toOrder(c, result), 200)
   },
 )
@@ -166,7 +164,6 @@ orders.openapi(
     const result = await c
       .get('deps')
       .orders.transition(auditContext(c), projectOf(c), order.id, c.req.valid('json'), canFor(c), c.get('principal').user.id)
-    if (isRefusal(result)) return deny(c, result.permission)
     return c.json(toOrder(c, result), 200)
   },
 )
@@ -322,7 +319,6 @@ orders.openapi(
     const body = c.req.valid('json')
     await checkAssignee(c, body.assignee)
     const result = await c.get('deps').orders.moveLabflow(auditContext(c), projectOf(c), order.id, body, canFor(c), c.get('principal').user.id)
-    if (isRefusal(result)) return deny(c, result.permission)
     return c.json(toOrderLabflow(c, result.order, result.labflow), 200)
   },
 )

@@ -79,6 +79,8 @@ subjects.openapi(
     path: '/subjects/{id}',
     tags,
     summary: 'Update a subject: only the fields sent change; null clears an optional field',
+    description:
+      "While a signed order holds one of the subject's samples (signed, in progress, in review, on hold, completed or cancelled after signing), the fields its samplesheet and pedigree are made of (external_id, sex, affected_status, family_id, mother_id, father_id) cannot change: 409 naming the order. display_name, birth_date and phenotypes stay editable; a field sent with its stored value is no change. Entering the order in error frees them (docs/clinical.md).",
     middleware: [write] as const,
     request: { params: IdParam, body: { content: { 'application/json': { schema: UpdateSubject } }, required: true } },
     responses: { 200: json(Subject), ...commonErrors, ...conflictError },

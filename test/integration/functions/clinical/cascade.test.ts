@@ -52,6 +52,25 @@ describe('clinical: the subject cascade under contention', async () => {
     expect(outcomes.size).toBeGreaterThan(0)
   })
 
+  it("never changes a signed order's subject after signing when a PATCH of it races the signature", async () => {
+    for (let i = 0; i < ROUNDS; i++) {
+      const t = await w.trio()
+      const [sign, patch] = await Promise.all([
+        w.move(t.order.id, 'signed'),
+        w.api('PATCH', `/subjects/${t.subjects.proband.id}`, { body: { affected_status: 'unaffected' } }),
+      ])
+      // Either may lose to the other's lock (a 409 asking to send it again); what committed must be a serial order of the two.
+      expect([200, 409], JSON.stringify(sign.body)).toContain(sign.status)
+      expect([200, 409], JSON.stringify(patch.body)).toContain(patch.status)
+      const subject = (await w.api('GET', `/subjects/${t.subjects.proband.id}`)).body
+      expect(subject.affected_status).toBe(patch.status === 200 ? 'unaffected' : 'affected')
+      if (sign.status === 200 && patch.status === 200) {
+        // Both committed: the change came first, and the order was signed with it.
+        expect(Date.parse(subject.updated)).toBeLessThanOrEqual(Date.parse(sign.body.signed.at))
+      }
+    }
+  })
+
   it('never leaves a draft order naming a deleted sample when adding the sample races the deletion of its subject', async () => {
     for (let i = 0; i < ROUNDS; i++) {
       const t = await trioWithSibling()

@@ -98,6 +98,17 @@ describe('clinical: orders', async () => {
     expect(events.size).toBe(6)
   })
 
+  it('keeps who signed and the labflow stage when an order resumes from hold to signed', async () => {
+    const t = await w.trio()
+    const signed = (await w.move(t.order.id, 'signed')).body
+    expect((await w.api('POST', `/orders/${t.order.id}/labflow/transitions`, { body: { transition: 'advance-accessioning' } })).status).toBe(200)
+    expect((await w.move(t.order.id, 'on_hold', 'sample haemolysed', lab.token)).status).toBe(200)
+    const resumed = await w.move(t.order.id, 'signed', undefined, lab.token)
+    expect(resumed.status).toBe(200)
+    expect(resumed.body.signed).toEqual(signed.signed)
+    expect(resumed.body.labflow_stage).toBe('extraction')
+  })
+
   it('answers 409 naming the allowed targets for a move off the edges, 403 for an edge beyond the role, 400 without a needed reason', async () => {
     const t = await w.trio()
     const skip = await w.move(t.order.id, 'completed')
@@ -106,6 +117,8 @@ describe('clinical: orders', async () => {
     const labCancel = await w.move(t.order.id, 'cancelled', 'duplicate', lab.token)
     expect(labCancel.status).toBe(403)
     expect(labCancel.body.detail).toContain('order.cancel')
+    const denied = await w.deps.db.col('audit_events').where('action', '==', 'access.denied').where('entity.id', '==', t.order.id).get()
+    expect(denied.docs.map((d) => d.get('change.reason'))).toEqual(['missing permission order.cancel'])
     const noReason = await w.move(t.order.id, 'cancelled')
     expect(noReason.status).toBe(400)
     expect(noReason.body.detail).toMatch(/^reason:/)

@@ -161,6 +161,86 @@ describe('clinical: subjects', async () => {
     })
   })
 
+  describe('frozen by a signed order', () => {
+    const sheet = async (orderId: string) => {
+      const res = await w.api('GET', `/orders/${orderId}/samplesheet`)
+      expect(res.status).toBe(200)
+      return res.body as string
+    }
+
+    it.each([
+      ['sex', 'proband', { sex: 'female' }],
+      ['affected_status', 'proband', { affected_status: 'unaffected' }],
+      ['mother_id', 'proband', { mother_id: null }],
+      ['father_id', 'proband', { father_id: null }],
+      ['family_id', 'father', { family_id: 'FAM-OTHER' }],
+      ['external_id', 'mother', { external_id: 'MRN-RENAMED' }],
+      ['sex', 'mother', { sex: 'unknown' }],
+    ] as const)("refuses a change of %s (%s) with 409 naming the order, and the order's samplesheet stays as signed", async (field, who, body) => {
+      const t = await w.trio()
+      expect((await w.move(t.order.id, 'signed')).status).toBe(200)
+      const before = await sheet(t.order.id)
+      const subject = t.subjects[who]
+      const stored = (await w.api('GET', `/subjects/${subject.id}`)).body
+      const res = await w.api('PATCH', `/subjects/${subject.id}`, { body })
+      expect(res.status).toBe(409)
+      expect(res.body.detail).toContain(t.order.accession)
+      expect(res.body.detail).toContain(field)
+      expect((await w.api('GET', `/subjects/${subject.id}`)).body).toEqual(stored)
+      expect(await sheet(t.order.id)).toBe(before)
+      expect(await actions(subject.id)).toEqual(['subject.created'])
+    })
+
+    it('refuses the change while any one of its samples is in a signed order, even through a sample outside the order', async () => {
+      const t = await w.trio()
+      // A second sample of the proband, in no order: the subject is still frozen by the first.
+      await w.sample(t.subjects.proband.id)
+      expect((await w.move(t.order.id, 'signed')).status).toBe(200)
+      expect((await w.api('PATCH', `/subjects/${t.subjects.proband.id}`, { body: { affected_status: 'unknown' } })).status).toBe(409)
+    })
+
+    it('keeps the fields that feed neither samplesheet nor pedigree editable, and accepts frozen fields sent unchanged', async () => {
+      const t = await w.trio()
+      expect((await w.move(t.order.id, 'signed')).status).toBe(200)
+      const before = await sheet(t.order.id)
+      const res = await w.api('PATCH', `/subjects/${t.subjects.proband.id}`, {
+        body: { display_name: 'Proband, Demo', birth_date: '2020-01-31', phenotypes: ['HP:0001250', 'HP:0001263'], sex: 'male' },
+      })
+      expect(res.status).toBe(200)
+      expect(res.body).toMatchObject({ display_name: 'Proband, Demo', birth_date: '2020-01-31', phenotypes: ['HP:0001250', 'HP:0001263'] })
+      expect(await sheet(t.order.id)).toBe(before)
+    })
+
+    it("lets another subject name a frozen subject as a parent without changing the signed order's samplesheet", async () => {
+      const t = await w.trio()
+      expect((await w.move(t.order.id, 'signed')).status).toBe(200)
+      const before = await sheet(t.order.id)
+      const sibling = await w.subject({ sex: 'female', mother_id: t.subjects.mother.id, father_id: t.subjects.father.id })
+      expect((await w.api('PATCH', `/subjects/${sibling.id}`, { body: { affected_status: 'affected' } })).status).toBe(200)
+      expect(await sheet(t.order.id)).toBe(before)
+    })
+
+    it('unfreezes the subject when the order is entered in error', async () => {
+      const t = await w.trio()
+      expect((await w.move(t.order.id, 'signed')).status).toBe(200)
+      expect((await w.move(t.order.id, 'entered_in_error', 'wrong patient on the requisition')).status).toBe(200)
+      const res = await w.api('PATCH', `/subjects/${t.subjects.proband.id}`, { body: { affected_status: 'unknown', father_id: null } })
+      expect(res.status).toBe(200)
+      expect(res.body.affected_status).toBe('unknown')
+    })
+
+    it('stays frozen by a signed order that was cancelled or put on hold', async () => {
+      const held = await w.trio()
+      await w.move(held.order.id, 'signed')
+      expect((await w.move(held.order.id, 'on_hold', 'waiting for consent')).status).toBe(200)
+      expect((await w.api('PATCH', `/subjects/${held.subjects.proband.id}`, { body: { sex: 'unknown' } })).status).toBe(409)
+      const cancelled = await w.trio()
+      await w.move(cancelled.order.id, 'signed')
+      expect((await w.move(cancelled.order.id, 'cancelled', 'withdrawn')).status).toBe(200)
+      expect((await w.api('PATCH', `/subjects/${cancelled.subjects.proband.id}`, { body: { sex: 'unknown' } })).status).toBe(409)
+    })
+  })
+
   describe('delete', () => {
     it('deletes the subject with its samples in one step, with an audit event for each', async () => {
       const s = await w.subject()

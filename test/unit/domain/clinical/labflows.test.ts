@@ -2,7 +2,7 @@ import { Timestamp } from '@google-cloud/firestore'
 import { describe, expect, it } from 'vitest'
 import type { Permission } from '../../../../lib/auth/roles.js'
 import { projectRolesGrant } from '../../../../lib/auth/roles.js'
-import { ApiError } from '../../../../lib/errors.js'
+import { conflictWith, deny, invalid, missingPermission, orRefuse } from '../../../../lib/decision.js'
 import {
   availableLabflowTransitions,
   GERMLINE,
@@ -48,32 +48,34 @@ describe('the default germline labflow', () => {
   it('starts at the first stage, records each move, and ends on complete or remove', () => {
     const s0 = startState(GERMLINE_V1, at, 'u1')
     expect(s0).toMatchObject({ stage: 'accessioning', status: 'active', version: 1, history: [{ transition: 'start', by: 'u1' }] })
-    const s1 = takeTransition(GERMLINE, s0, { transition: 'advance-accessioning', assignee: 'u2' }, lab, 'u1', at)
-    if ('refused' in s1) throw new Error('refused')
+    const s1 = orRefuse(takeTransition(GERMLINE, s0, { transition: 'advance-accessioning', assignee: 'u2' }, lab, 'u1', at)).changes
     expect(s1.state).toMatchObject({ stage: 'extraction', assignee: 'u2' })
     expect(s1.entry).toEqual({ transition: 'advance-accessioning', from: 'accessioning', to: 'extraction', by: 'u1', at })
     const qc = { ...s1.state, stage: 'primary_qc' }
-    const done = takeTransition(GERMLINE, qc, { transition: 'complete-primary_qc', assignee: null }, lab, 'u1', at)
-    if ('refused' in done) throw new Error('refused')
+    const done = orRefuse(takeTransition(GERMLINE, qc, { transition: 'complete-primary_qc', assignee: null }, lab, 'u1', at)).changes
     expect(done.state).toMatchObject({ stage: 'delivered', status: 'completed' })
     expect(done.state.assignee).toBeUndefined()
-    expect(() => takeTransition(GERMLINE, done.state, { transition: 'complete-primary_qc' }, lab, 'u1', at)).toThrow('(completed)')
-    const removed = takeTransition(GERMLINE, qc, { transition: 'remove-primary_qc', reason: 'withdrawn' }, admin, 'u1', at)
-    if ('refused' in removed) throw new Error('refused')
+    expect(takeTransition(GERMLINE, done.state, { transition: 'complete-primary_qc' }, lab, 'u1', at)).toEqual(
+      deny(conflictWith("transition 'complete-primary_qc' cannot be taken (completed); allowed: none")),
+    )
+    const removed = orRefuse(takeTransition(GERMLINE, qc, { transition: 'remove-primary_qc', reason: 'withdrawn' }, admin, 'u1', at)).changes
     expect(removed.state).toMatchObject({ stage: 'primary_qc', status: 'removed' })
   })
 
-  it('refuses a transition from another stage (409 naming the allowed ones), without the permission, or without a needed reason', () => {
-    expect(() => takeTransition(GERMLINE, state('extraction'), { transition: 'advance-sequencing' }, lab, 'u', at)).toThrow(
-      "transition 'advance-sequencing' cannot be taken at stage extraction; allowed: advance-extraction, repeat-extraction",
-    )
-    expect(takeTransition(GERMLINE, state('extraction'), { transition: 'remove-extraction', reason: 'x' }, lab, 'u', at)).toEqual({
-      refused: 'permission',
-      permission: 'order.cancel',
-    })
-    const noReason = () => takeTransition(GERMLINE, state('extraction'), { transition: 'repeat-extraction' }, lab, 'u', at)
-    expect(noReason).toThrow(ApiError)
-    expect(noReason).toThrow(/^reason:/)
+  it.each([
+    [
+      'a transition from another stage: 409 naming the allowed ones',
+      { transition: 'advance-sequencing' },
+      conflictWith("transition 'advance-sequencing' cannot be taken at stage extraction; allowed: advance-extraction, repeat-extraction"),
+    ],
+    ['a transition beyond the permission: 403', { transition: 'remove-extraction', reason: 'x' }, missingPermission('order.cancel')],
+    [
+      'a transition without its needed reason: 400',
+      { transition: 'repeat-extraction' },
+      invalid("reason: transition 'repeat-extraction' requires a reason"),
+    ],
+  ])('refuses %s', (_, input, refusal) => {
+    expect(takeTransition(GERMLINE, state('extraction'), input, lab, 'u', at)).toEqual(deny(refusal))
   })
 })
 
