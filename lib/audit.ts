@@ -262,8 +262,9 @@ export function derivedFieldsMatch(e: AuditEvent): boolean {
 
 /**
  * What an event says about itself, without its neighbours: how its hash checks out, whether its
- * derived fields and its chain agree with it, and whether it records a break. `failed` lists what
- * is wrong; `unverifiable` what could not be checked for want of a key.
+ * derived fields agree with it, whether it is unkeyed in a keyed chain (a keyed event passed off as
+ * a legacy one), and whether it records a break. `failed` lists what is wrong; `unverifiable` what
+ * could not be checked for want of a key.
  */
 export function checkEvent(event: AuditEvent, keys: AuditKeyRing) {
   const { method, key_id, matches } = checkEventHash(event, keys)
@@ -273,7 +274,6 @@ export function checkEvent(event: AuditEvent, keys: AuditKeyRing) {
   else if (matches === undefined) unverifiable.push(`its key ${key_id} is not in the key ring: its hash cannot be checked`)
   if (!derivedFieldsMatch(event)) failed.push('its query fields do not match its content')
   if (isKeyedChain(event.chain) && event.key_id === undefined) failed.push('it is not keyed, but its chain is: it was rewritten without the key')
-  if (!isKeyedChain(event.chain) && event.key_id !== undefined) failed.push('it is keyed, but its chain is a legacy one: it was moved')
   if (event.chain_break !== undefined) {
     failed.push(`it records a break in its chain: when it was written, ${event.chain_break}; events before it may have been removed or altered`)
   }
