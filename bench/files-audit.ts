@@ -12,7 +12,8 @@ import { startFirestoreEmulator, type RunningProcess } from '../emulators/proces
 import { adminDeps } from '../functions/admin/deps.js'
 import { auditDeps } from '../functions/audit/deps.js'
 import { createAuditApp } from '../functions/audit/service.js'
-import { actionGroupOf, auditChainKey, eventHash, type AuditEvent } from '../lib/audit.js'
+import { auditChainKey, keyEvent, signHead, type AuditEvent } from '../lib/audit.js'
+import { newAuditKeyEntry } from '../lib/audit-keys.js'
 import { loadConfig } from '../lib/config.js'
 import { newId } from '../lib/ids.js'
 import { createKernel } from '../lib/kernel.js'
@@ -154,7 +155,12 @@ async function storageBench(dir: string) {
 }
 
 async function auditBench(firestore: RunningProcess) {
-  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: `bench-${newId().slice(0, 8)}`, FIRESTORE_EMULATOR_HOST: firestore.host, LOG_LEVEL: 'warn' })
+  const config = loadConfig({
+    GOOGLE_CLOUD_PROJECT: `bench-${newId().slice(0, 8)}`,
+    FIRESTORE_EMULATOR_HOST: firestore.host,
+    AUDIT_HMAC_KEYS: newAuditKeyEntry('bench'),
+    LOG_LEVEL: 'warn',
+  })
   const kernel = createKernel(config, 'bench')
   try {
     const deps = adminDeps(kernel)
@@ -180,15 +186,15 @@ async function auditBench(firestore: RunningProcess) {
 
     /** Events as the audit writer makes them (chained per entity shard), written in batches of 500. */
     async function fill(projectId: string, count: number) {
-      const heads = new Map<string, { seq: number; hash: string }>()
+      const newest = new Map<string, AuditEvent>()
       const start = Date.now() - count * 1000
       let batch = kernel.db.firestore.batch()
       for (let i = 0; i < count; i++) {
         const entity = { type: 'run', id: `run-${i % 5000}` }
         const chain = auditChainKey({ project_id: projectId, entity })
-        const head = heads.get(chain) ?? { seq: 0, hash: '' }
+        const head = newest.get(chain)
         const action = ACTIONS[i % ACTIONS.length]!
-        const body: Omit<AuditEvent, 'hash'> = {
+        const event = keyEvent(kernel.audit.keys, {
           id: newId(),
           occurred_at: Timestamp.fromMillis(start + i * 1000),
           service: 'bench',
@@ -201,18 +207,21 @@ async function auditBench(firestore: RunningProcess) {
           actor: { type: 'user', id: owner.id, email: owner.email },
           request: { id: newId(), method: 'POST', path: '/api/v1/runs' },
           chain,
-          seq: head.seq + 1,
-          prev_hash: head.hash,
-        }
-        const hash = eventHash(body)
-        heads.set(chain, { seq: body.seq, hash })
-        batch.set(kernel.db.col('audit_events').doc(body.id), { ...body, hash, action_group: actionGroupOf(action), scope: 'project' })
+          seq: (head?.seq ?? 0) + 1,
+          prev_hash: head?.hash ?? '',
+        })
+        newest.set(chain, event)
+        batch.set(kernel.db.col('audit_events').doc(event.id), event)
         if ((i + 1) % 500 === 0 || i === count - 1) {
           await batch.commit()
           batch = kernel.db.firestore.batch()
         }
       }
-      for (const [chain, head] of heads) await kernel.db.col('audit_heads').doc(chain).set({ seq: head.seq, hash: head.hash })
+      for (const [chain, e] of newest)
+        await kernel.db
+          .col('audit_heads')
+          .doc(chain)
+          .set(signHead(kernel.audit.keys, chain, e.seq, e.hash, e.occurred_at))
     }
     process.stdout.write(`writing ${SMALL} audit events…\n`)
     await fill(small.id, SMALL)

@@ -10,6 +10,7 @@ import { createClinicalApp } from '../functions/clinical/service.js'
 import { variantCacheDeps } from '../functions/variant-cache/deps.js'
 import { createVariantCacheApp } from '../functions/variant-cache/service.js'
 import { SYSTEM_ACTOR } from '../lib/audit.js'
+import { newAuditKeyEntry } from '../lib/audit-keys.js'
 import { loadConfig } from '../lib/config.js'
 import { newId } from '../lib/ids.js'
 import { createKernel } from '../lib/kernel.js'
@@ -64,6 +65,8 @@ async function bench(firestore: RunningProcess, dir: string) {
     STORAGE_BACKEND: 'local',
     LOCAL_STORAGE_ROOT: join(dir, 'buckets'),
     INGESTION_RUNNER: 'local',
+    // The ingestion processes record with the same keys (they inherit this environment).
+    AUDIT_HMAC_KEYS: newAuditKeyEntry('bench'),
     LOG_LEVEL: 'warn',
   }
   const config = loadConfig(env)

@@ -2,11 +2,12 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, ty
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { newAuditKeyEntry } from '../lib/audit-keys.js'
 
 /**
  * The local suite's data folder:
  *   suite.json     what a client needs (addresses, project, token), there only while the suite is up
- *   state.json     values generated once and kept across restarts (secrets, the seeded token)
+ *   state.json     values generated once and kept across restarts (secrets, the audit key ring, the seeded token)
  *   signing-key.pem the local service account's RSA key, with which storage addresses are signed
  *   suite.pid      the running suite's pid, while one runs
  *   emulators.json the emulators' pids and hosts while they run: after a crash, the next start takes them over
@@ -62,6 +63,13 @@ export interface SuiteState {
   admin_password: string
   /** Made on the first start that knows of the reviewer (older data folders gain one). */
   reviewer_password: string
+  /**
+   * The audit log's key ring (AUDIT_HMAC_KEYS) and the key new events use (AUDIT_HMAC_ACTIVE_KEY),
+   * made on the first start that keys events (older data folders gain one) and kept, so that the
+   * events of earlier starts still verify. Rotate by adding an entry and naming it active (docs/audit.md).
+   */
+  audit_hmac_keys: string
+  audit_hmac_active_key: string
   token?: string
 }
 
@@ -87,13 +95,20 @@ export async function cleanDataDir(l: Layout) {
 /** Readable enough to type into a login form, random enough for a machine others may reach. */
 const password = () => `local-${randomBytes(9).toString('base64url')}`
 
+const LOCAL_AUDIT_KEY = 'local-1'
+const firstAuditKey = () => ({ audit_hmac_keys: newAuditKeyEntry(LOCAL_AUDIT_KEY), audit_hmac_active_key: LOCAL_AUDIT_KEY })
+
 export async function loadState(l: Layout): Promise<{ state: SuiteState; created: boolean }> {
   if (existsSync(l.stateFile)) {
     const stored = JSON.parse(await readFile(l.stateFile, 'utf8')) as Partial<SuiteState>
     if (stored.oidc_client_secret && stored.admin_password) {
-      if (stored.reviewer_password) return { state: stored as SuiteState, created: false }
-      const state = { ...stored, reviewer_password: password() } as SuiteState
-      await saveState(l, state)
+      // What a data folder made before these values existed lacks is made now, once.
+      const missing = {
+        ...(stored.reviewer_password ? {} : { reviewer_password: password() }),
+        ...(stored.audit_hmac_keys ? {} : firstAuditKey()),
+      }
+      const state = { ...stored, ...missing } as SuiteState
+      if (Object.keys(missing).length) await saveState(l, state)
       return { state, created: false }
     }
   }
@@ -101,6 +116,7 @@ export async function loadState(l: Layout): Promise<{ state: SuiteState; created
     oidc_client_secret: randomBytes(24).toString('base64url'),
     admin_password: password(),
     reviewer_password: password(),
+    ...firstAuditKey(),
   }
   await saveState(l, state)
   return { state, created: true }

@@ -70,6 +70,8 @@ export function suiteEnv(opts: {
   services: Record<string, string>
   /** platformOidcEnv of the suite's provider. */
   oidcEnv: Record<string, string>
+  /** The audit key ring kept in the data folder (SuiteState). */
+  auditKeys: { ring: string; active: string }
   quiet: boolean
 }): Record<string, string | undefined> {
   const l = layout(opts.dataDir)
@@ -92,6 +94,8 @@ export function suiteEnv(opts: {
     REPORTS_PUBLIC_URL: opts.services.reports,
     // Browser pages of the suite (sign-off, docs) send cookie-authenticated requests from these.
     PUBLIC_ORIGINS: Object.values(opts.services).join(','),
+    AUDIT_HMAC_KEYS: opts.auditKeys.ring,
+    AUDIT_HMAC_ACTIVE_KEY: opts.auditKeys.active,
     LOG_LEVEL: opts.quiet ? 'warn' : 'info',
   }
 }
@@ -225,6 +229,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       storageUrl,
       services: serviceUrls,
       oidcEnv: platformOidcEnv(provider, oidcClient, LOCAL_OIDC_AUDIENCE),
+      auditKeys: { ring: state.audit_hmac_keys, active: state.audit_hmac_active_key },
       quiet: opts.quiet,
     })
     const config: Config = loadConfig(env)

@@ -63,6 +63,8 @@ BUCKET_LOCATION=${BUCKET_LOCATION:-$REGION}
 BUCKETS=${BUCKETS:-}
 FUNCTIONS_ENV_FILE=${FUNCTIONS_ENV_FILE:-$REPO/infra/functions.env}
 FUNCTION_SECRETS=${FUNCTION_SECRETS:-}
+AUDIT_KEY_SECRET=${AUDIT_KEY_SECRET:-platform-audit-hmac-keys}
+AUDIT_HMAC_ACTIVE_KEY=${AUDIT_HMAC_ACTIVE_KEY:-audit-1}
 FUNCTION_PREFIX=${FUNCTION_PREFIX:-}
 RUNTIME_SA_NAME=${RUNTIME_SA_NAME:-platform-functions}
 BATCH_SA_NAME=${BATCH_SA_NAME:-platform-batch}
@@ -83,6 +85,8 @@ FUNCTION_CONCURRENCY=${FUNCTION_CONCURRENCY:-40}
 FUNCTION_MIN_INSTANCES=${FUNCTION_MIN_INSTANCES:-0}
 FUNCTION_MAX_INSTANCES=${FUNCTION_MAX_INSTANCES:-20}
 RUNTIME=nodejs20
+[[ "$AUDIT_KEY_SECRET" =~ ^[A-Za-z0-9_-]{1,255}$ ]] || die "AUDIT_KEY_SECRET '$AUDIT_KEY_SECRET' is not a Secret Manager secret id"
+[[ "$AUDIT_HMAC_ACTIVE_KEY" =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ ]] || die "AUDIT_HMAC_ACTIVE_KEY '$AUDIT_HMAC_ACTIVE_KEY' is not a key id (letters, digits, '.', '_' and '-')"
 # Only the default database: lib/db.ts opens no other.
 DATABASE='(default)'
 
@@ -202,20 +206,27 @@ ENV_ARGS=(
   --set "BATCH_BACKEND=cloud"
   --set "BATCH_REGION=$BATCH_REGION"
   --set "STORAGE_BACKEND=gcs"
+  --set "AUDIT_HMAC_ACTIVE_KEY=$AUDIT_HMAC_ACTIVE_KEY"
+  --secret AUDIT_HMAC_KEYS
   --default "LOG_LEVEL=info"
 )
 for s in "${SERVICE_NAMES[@]}"; do
   if [ "$s" = admin ]; then ENV_ARGS+=(--default "ADMIN_PUBLIC_URL=https://$REGION-$PROJECT_ID.cloudfunctions.net/$(fn_name admin)"); fi
   if [ "$s" = reports ]; then ENV_ARGS+=(--default "REPORTS_PUBLIC_URL=https://$REGION-$PROJECT_ID.cloudfunctions.net/$(fn_name reports)"); fi
 done
-SECRET_NAMES=()
+# The audit key ring comes from its own secret (created below when missing); `latest` is read as
+# each instance starts, so a key added to the ring reaches every instance with the next deploy.
+SECRET_NAMES=("$AUDIT_KEY_SECRET")
+ALL_SECRETS="AUDIT_HMAC_KEYS=$AUDIT_KEY_SECRET:latest"
 if [ -n "$FUNCTION_SECRETS" ]; then
   IFS=',' read -ra secret_refs <<<"$FUNCTION_SECRETS"
   for ref in "${secret_refs[@]}"; do
     [[ "$ref" =~ ^([A-Z][A-Z0-9_]*)=([A-Za-z0-9_-]+):([a-z0-9]+)$ ]] || die "FUNCTION_SECRETS entry '$ref' is not KEY=secret-name:version"
+    [ "${BASH_REMATCH[1]}" != AUDIT_HMAC_KEYS ] || die "FUNCTION_SECRETS: AUDIT_HMAC_KEYS is provided by the deploy from AUDIT_KEY_SECRET ($AUDIT_KEY_SECRET); remove it"
     ENV_ARGS+=(--secret "${BASH_REMATCH[1]}")
     SECRET_NAMES+=("${BASH_REMATCH[2]}")
   done
+  ALL_SECRETS="$ALL_SECRETS,$FUNCTION_SECRETS"
 fi
 if [ -f "$FUNCTIONS_ENV_FILE" ]; then
   ENV_ARGS+=(--file "$FUNCTIONS_ENV_FILE")
@@ -245,6 +256,23 @@ run gcloud services enable "${G[@]}" \
 
 PROJECT_NUMBER=$(capture PROJECT_NUMBER gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)')
 PUBSUB_AGENT="service-$PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com"
+
+# ---------------------------------------------------------------------------------------------
+step "Audit key"
+# ---------------------------------------------------------------------------------------------
+# Audit events and chain heads are keyed with an HMAC whose keys live here only, never in the
+# database (docs/audit.md). The first deploy makes the secret with one key, AUDIT_HMAC_ACTIVE_KEY,
+# generated on this machine and piped to Secret Manager (never printed or written to disk); later
+# deploys leave it alone: a rotation adds a version by hand (docs/audit.md, "Rotating the key").
+if ! exists gcloud secrets describe "$AUDIT_KEY_SECRET" "${G[@]}"; then
+  if $DRY_RUN; then
+    printf '# the data: a new key ring "%s:<32 random bytes, base64>", made by scripts/audit-key.ts and piped in\n' "$AUDIT_HMAC_ACTIVE_KEY"
+    quote gcloud secrets create "$AUDIT_KEY_SECRET" "${G[@]}" --replication-policy=automatic --data-file=-
+  else
+    tsx "$REPO/scripts/audit-key.ts" "$AUDIT_HMAC_ACTIVE_KEY" |
+      gcloud secrets create "$AUDIT_KEY_SECRET" "${G[@]}" --replication-policy=automatic --data-file=- >/dev/null
+  fi
+fi
 
 # ---------------------------------------------------------------------------------------------
 step "Service accounts and their roles"
@@ -371,7 +399,7 @@ SOURCE="$WORK/source"
 run bash "$REPO/infra/stage-source.sh" "$SOURCE"
 
 COMMON_DEPLOY=(--gen2 --region="$REGION" "${G[@]}" --runtime="$RUNTIME" --source="$SOURCE" --service-account="$RUNTIME_SA" --env-vars-file="$ENV_YAML")
-if [ -n "$FUNCTION_SECRETS" ]; then COMMON_DEPLOY+=(--set-secrets="$FUNCTION_SECRETS"); fi
+COMMON_DEPLOY+=(--set-secrets="$ALL_SECRETS")
 if [ -n "$BUILD_SERVICE_ACCOUNT" ]; then COMMON_DEPLOY+=(--build-service-account="projects/$PROJECT_ID/serviceAccounts/$BUILD_SERVICE_ACCOUNT"); fi
 
 function_url() {

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { AuditKeyRing } from './audit-keys.js'
 
 /**
  * Every setting the platform reads, parsed once at boot. No other module reads process.env.
@@ -80,6 +81,15 @@ const EnvSchema = z.object({
    */
   TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(5).default(0),
 
+  /**
+   * The audit log's keys (docs/audit.md): `id:base64key[,id:base64key…]`, each 32 bytes or more,
+   * and the id of the one new events are keyed with (optional when the ring holds one). A secret: in
+   * the cloud from Secret Manager (infra/deploy.sh), locally from the suite's data folder. Every
+   * process that records audit events needs it (createKernel refuses to start without it).
+   */
+  AUDIT_HMAC_KEYS: z.string().min(1).optional(),
+  AUDIT_HMAC_ACTIVE_KEY: z.string().min(1).optional(),
+
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 })
 
@@ -118,6 +128,8 @@ export interface Config {
   trustedProxyHops: number
   /** Origins allowed to send cookie-authenticated state-changing requests. */
   publicOrigins: string[]
+  /** The keys of the audit log; absent in tools that record nothing (a kernel requires them). */
+  auditKeys?: AuditKeyRing
   logLevel: Env['LOG_LEVEL']
 }
 
@@ -138,6 +150,16 @@ function publicOrigins(e: Env): string[] {
     }
   })
   return [...new Set(origins)]
+}
+
+function auditKeys(e: Env): AuditKeyRing | undefined {
+  // Without the ring, AUDIT_HMAC_ACTIVE_KEY alone says nothing yet: the deploy's check of the environment has no secret at hand, and createKernel refuses to start without keys.
+  if (e.AUDIT_HMAC_KEYS === undefined) return undefined
+  try {
+    return AuditKeyRing.parse(e.AUDIT_HMAC_KEYS, e.AUDIT_HMAC_ACTIVE_KEY)
+  } catch (err) {
+    throw new ConfigError(`invalid configuration: AUDIT_HMAC_KEYS: ${(err as Error).message}`)
+  }
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -206,6 +228,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     trustedProxyHops: e.TRUSTED_PROXY_HOPS,
     publicOrigins: publicOrigins(e),
+    auditKeys: auditKeys(e),
     logLevel: e.LOG_LEVEL,
   }
 }

@@ -1,7 +1,7 @@
 import { AccessStore } from './auth/access.js'
 import { AuditWriter } from './audit.js'
 import { systemClock, type Clock } from './clock.js'
-import type { Config } from './config.js'
+import { ConfigError, type Config } from './config.js'
 import { createFirestore, Db, type Firestore } from './db.js'
 import { createLogger, type Logger, type LogScope } from './log.js'
 import { OidcVerifier } from './auth/oidc.js'
@@ -23,16 +23,26 @@ export interface KernelDeps {
   oidc?: OidcVerifier
 }
 
-/** Builds the dependencies every service shares. `firestore` may be passed to share one client in a process. */
+/**
+ * Builds the dependencies every service shares. `firestore` may be passed to share one client in a process.
+ * Every service records audit events, so a process without the audit keys does not start, in the
+ * cloud or locally: no event is ever written unkeyed (docs/audit.md).
+ */
 export function createKernel(config: Config, service: string, opts: { firestore?: Firestore; clock?: Clock } = {}): KernelDeps {
+  if (!config.auditKeys) {
+    throw new ConfigError(
+      'invalid configuration: AUDIT_HMAC_KEYS is required: the keys audit events are recorded with (Secret Manager in the cloud, the data folder in the local suite; see docs/audit.md)',
+    )
+  }
   const db = new Db(opts.firestore ?? createFirestore(config), config.collectionPrefix)
   const clock = opts.clock ?? systemClock
-  const audit = new AuditWriter(db, service, clock)
+  const log = createLogger(config.logLevel, { service })
+  const audit = new AuditWriter(db, service, clock, config.auditKeys, log)
   return {
     config,
     db,
     clock,
-    log: createLogger(config.logLevel, { service }),
+    log,
     access: new AccessStore(db, audit),
     tokens: new TokenStore(db),
     audit,

@@ -7,7 +7,8 @@
  *
  * --set: decided by the deploy (project, topics, backends); the file may not set them.
  * --default: used unless the file sets the key.
- * --secret: provided at run time from Secret Manager; present for the check only, never written.
+ * --secret: provided at run time from Secret Manager: refused in the file, never written, and left
+ *   out of the check (its value is not at hand here; lib/config.ts checks it as each instance starts).
  */
 import { readFileSync } from 'node:fs'
 import { ConfigError, loadConfig } from '../lib/config.js'
@@ -78,13 +79,13 @@ for (let i = 0; i < args.length; i++) {
 for (const key of file.keys()) {
   if (LOCAL_ONLY.includes(key)) fail(`${fileName}: ${key} is for the local suite only; remove it from the deployed environment`)
   if (set.has(key)) fail(`${fileName}: ${key} is set by infra/deploy.sh (from its own variables); remove it from the file`)
-  if (secrets.has(key)) fail(`${fileName}: ${key} comes from Secret Manager (FUNCTION_SECRETS); remove it from the file`)
+  if (secrets.has(key))
+    fail(`${fileName}: ${key} comes from Secret Manager (FUNCTION_SECRETS, or AUDIT_KEY_SECRET for the audit keys); remove it from the file`)
 }
 
 const env = new Map([...defaults, ...file, ...set])
-const placeholder = 'from-secret-manager-at-run-time'
 try {
-  loadConfig(Object.fromEntries([...env, ...[...secrets].map((k) => [k, placeholder] as const)]))
+  loadConfig(Object.fromEntries(env))
 } catch (error) {
   if (error instanceof ConfigError) fail(`the functions' environment is not valid: ${error.message.replace(/^invalid configuration: /, '')}`)
   throw error

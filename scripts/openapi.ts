@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
 import { SERVICES } from '../functions/services.js'
+import { newAuditKeyEntry } from '../lib/audit-keys.js'
 import { loadConfig } from '../lib/config.js'
 import { createKernel } from '../lib/kernel.js'
 
@@ -37,6 +38,8 @@ const OFFLINE = {
   LOCAL_WORK_ROOT: join(tmpdir(), 'openapi-generate'),
   STORAGE_BACKEND: 'local',
   LOCAL_STORAGE_ROOT: join(tmpdir(), 'openapi-generate'),
+  // A kernel needs audit keys; serving /openapi.json records nothing, so a throwaway one.
+  AUDIT_HMAC_KEYS: newAuditKeyEntry('offline'),
 }
 
 /** A service's document exactly as it serves it, from an app built without any network. */

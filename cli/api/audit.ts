@@ -27,7 +27,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One audit event, and whether its link in its hash chain verifies (chain_verified, chain_problems) */
+        /** One audit event, and whether its link in its chain verifies, and how (chain_verified, chain_problems, verification) */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -80,11 +80,16 @@ export interface components {
                     [key: string]: string;
                 };
             };
-            /** @description The hash chain of the event: one of 256 per project (or organization, or the platform), chosen by its entity */
+            /** @description The hash chain of the event: one of 256 per project (or organization, or the platform), chosen by its entity (<owner>~hmac~<shard>; <owner>~<shard> for the legacy chains of unkeyed events) */
             chain: string;
             seq: number;
+            /** @description The hash of the event before it in its chain ('' for the first) */
             prev_hash: string;
-            /** @description SHA-256 of the canonical JSON of the event without its hash */
+            /** @description The key its hash is keyed with (docs/audit.md); absent on a legacy event, written before events were keyed */
+            key_id?: string;
+            /** @description Present when, as it was written, its chain's head did not verify (it had been changed outside the platform): why. The event continues the chain from that head and never verifies. */
+            chain_break?: string;
+            /** @description HMAC-SHA256, with the key key_id, of the canonical JSON of the event without its hash (its chain, seq and prev_hash included); for a legacy event, a plain SHA-256 of it */
             hash: string;
         };
         Error: {
@@ -92,10 +97,25 @@ export interface components {
             detail: string;
         };
         AuditEventDetail: components["schemas"]["AuditEvent"] & {
-            /** @description Its hash matches its content and it links to the events before and after it in its chain */
+            /** @description verification.result is verified: its hash matches its content, it links to the events before and after it in its chain, and (a keyed chain) its chain's head is signed and not behind it */
             chain_verified: boolean;
             /** @description Why not, when chain_verified is false */
             chain_problems: string[];
+            verification: components["schemas"]["AuditVerification"];
+        };
+        AuditVerification: {
+            /**
+             * @description What its hash was checked with. hmac-sha256: the deployment's key key_id, which the database does not hold, so an edit by someone with write access to the database shows. sha256: a legacy event, written before events were keyed; a plain hash shows accidents, but anyone who can write to the database can recompute it. unverifiable: its key key_id is not in this deployment's key ring, so its hash could not be checked.
+             * @enum {string}
+             */
+            method: "hmac-sha256" | "sha256" | "unverifiable";
+            /** @description The key of hmac-sha256 and unverifiable */
+            key_id?: string;
+            /**
+             * @description verified: every check passed. failed: one did not (chain_problems says which). unverifiable: none failed, but a key needed (the event's or its chain head's) is not in the key ring.
+             * @enum {string}
+             */
+            result: "verified" | "failed" | "unverifiable";
         };
     };
     responses: never;

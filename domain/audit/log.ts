@@ -1,5 +1,6 @@
 import { Timestamp, type DocumentSnapshot, type Query } from '@google-cloud/firestore'
-import { derivedFieldsMatch, eventHash, type AuditEvent, type Outcome } from '../../lib/audit.js'
+import { checkEvent, headProblem, isKeyedChain, type AuditEvent, type AuditHead, type HashMethod, type Outcome } from '../../lib/audit.js'
+import type { AuditKeyRing } from '../../lib/audit-keys.js'
 import type { Db } from '../../lib/db.js'
 import { badRequest } from '../../lib/errors.js'
 import { UUID_RE } from '../../lib/ids.js'
@@ -77,13 +78,25 @@ export function auditQueryPlan(scope: AuditReadScope, f: AuditFilters): QueryPla
   return { equal, range, orderBy: [['occurred_at', 'desc']] }
 }
 
+/**
+ * The check of one event's link in its chain: `verified` when every check passed, `failed` when one
+ * did not (`problems` says which), `unverifiable` when none failed but a key needed is not in the
+ * ring. `method` says what its own hash was checked with: `hmac-sha256` (its key, `key_id`), or
+ * `sha256` for a legacy event, written before events were keyed, which shows accidents but not a
+ * rewrite by someone with write access to the database.
+ */
 export interface ChainCheck {
-  verified: boolean
+  result: 'verified' | 'failed' | 'unverifiable'
+  method: HashMethod
+  key_id?: string
   problems: string[]
 }
 
 export class AuditLog {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly keys: AuditKeyRing,
+  ) {}
 
   private get events() {
     return this.db.col('audit_events')
@@ -110,21 +123,22 @@ export class AuditLog {
   }
 
   /**
-   * Whether an event's place in its hash chain holds: its hash matches its content; its
-   * prev_hash is the hash of the event before it (seq − 1, or '' for the first); the event after it
-   * names its hash (or, for the newest, the chain's head does); and no other event claims its seq.
+   * Whether an event's place in its chain holds: its own hash and fields check out (checkEvent);
+   * its prev_hash is the hash of the event before it (seq − 1, or '' for the first); the event after
+   * it names its hash (or, for the newest, the chain's head does); no other event claims its seq;
+   * and, in a keyed chain, the head is there, signed, and not behind it.
    */
   async checkLink(event: AuditEvent): Promise<ChainCheck> {
-    const problems: string[] = []
-    const { hash, ...body } = event
-    if (eventHash(body) !== hash) problems.push('its content does not match its hash: it was altered')
-    if (!derivedFieldsMatch(event)) problems.push('its query fields do not match its content')
-    const [before, same, after, head] = await Promise.all([
+    const { method, key_id, failed, unverifiable } = checkEvent(event, this.keys)
+    const problems = failed
+    const { hash } = event
+    const [before, same, after, headSnap] = await Promise.all([
       event.seq > 1 ? this.atSeq(event.chain, event.seq - 1) : Promise.resolve([]),
       this.atSeq(event.chain, event.seq),
       this.atSeq(event.chain, event.seq + 1),
       this.db.col('audit_heads').doc(event.chain).get(),
     ])
+    const head = headSnap.data() as Partial<AuditHead> | undefined
     if (event.seq === 1) {
       if (event.prev_hash !== '') problems.push('it is the first of its chain but names a previous hash')
     } else if (before.length !== 1) {
@@ -138,10 +152,21 @@ export class AuditLog {
     if (after.length > 1) problems.push(`${after.length} events claim seq ${event.seq + 1} after it`)
     else if (after.length === 1 && after[0]!.prev_hash !== hash) problems.push('the event after it does not name its hash')
     else if (after.length === 0) {
-      const headSeq = head.get('seq') as number | undefined
+      const headSeq = head?.seq
       if (headSeq !== undefined && headSeq > event.seq) problems.push(`the event after it (seq ${event.seq + 1}) is missing`)
-      else if (headSeq === event.seq && head.get('hash') !== hash) problems.push("the chain's head does not name its hash")
+      else if (headSeq === event.seq && head?.hash !== hash) problems.push("the chain's head does not name its hash")
     }
-    return { verified: problems.length === 0, problems }
+    if (isKeyedChain(event.chain)) {
+      if (!head) problems.push('its chain has no head: it was deleted')
+      else {
+        const headCheck = headProblem(this.keys, event.chain, head)
+        if (headCheck.failed) problems.push(headCheck.failed)
+        if (headCheck.unverifiable) unverifiable.push(headCheck.unverifiable)
+        if (typeof head.seq === 'number' && head.seq < event.seq)
+          problems.push(`the chain's head (seq ${head.seq}) is behind it: the head was moved back`)
+      }
+    }
+    const result = problems.length ? 'failed' : unverifiable.length ? 'unverifiable' : 'verified'
+    return { result, method, key_id, problems: [...problems, ...unverifiable] }
   }
 }

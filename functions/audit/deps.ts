@@ -8,4 +8,4 @@ export interface AuditDeps extends KernelDeps {
 
 export type AuditEnv = AppEnv<AuditDeps>
 
-export const auditDeps = (kernel: KernelDeps): AuditDeps => ({ ...kernel, auditLog: new AuditLog(kernel.db) })
+export const auditDeps = (kernel: KernelDeps): AuditDeps => ({ ...kernel, auditLog: new AuditLog(kernel.db, kernel.audit.keys) })

@@ -68,16 +68,47 @@ export const AuditEventSchema = z
         query: z.record(z.string(), z.string()).optional(),
       })
       .optional(),
-    chain: z
-      .string()
-      .openapi({ description: 'The hash chain of the event: one of 256 per project (or organization, or the platform), chosen by its entity' }),
+    chain: z.string().openapi({
+      description:
+        'The hash chain of the event: one of 256 per project (or organization, or the platform), chosen by its entity (<owner>~hmac~<shard>; <owner>~<shard> for the legacy chains of unkeyed events)',
+    }),
     seq: z.number().int(),
-    prev_hash: z.string(),
-    hash: z.string().openapi({ description: 'SHA-256 of the canonical JSON of the event without its hash' }),
+    prev_hash: z.string().openapi({ description: "The hash of the event before it in its chain ('' for the first)" }),
+    key_id: z.string().optional().openapi({
+      description: 'The key its hash is keyed with (docs/audit.md); absent on a legacy event, written before events were keyed',
+    }),
+    chain_break: z.string().optional().openapi({
+      description:
+        "Present when, as it was written, its chain's head did not verify (it had been changed outside the platform): why. The event continues the chain from that head and never verifies.",
+    }),
+    hash: z.string().openapi({
+      description:
+        'HMAC-SHA256, with the key key_id, of the canonical JSON of the event without its hash (its chain, seq and prev_hash included); for a legacy event, a plain SHA-256 of it',
+    }),
   })
   .openapi('AuditEvent')
 
+const Verification = z
+  .object({
+    method: z.enum(['hmac-sha256', 'sha256', 'unverifiable']).openapi({
+      description:
+        "What its hash was checked with. hmac-sha256: the deployment's key key_id, which the database does not hold, so an edit by someone with write access to the database shows. " +
+        'sha256: a legacy event, written before events were keyed; a plain hash shows accidents, but anyone who can write to the database can recompute it. ' +
+        "unverifiable: its key key_id is not in this deployment's key ring, so its hash could not be checked.",
+    }),
+    key_id: z.string().optional().openapi({ description: 'The key of hmac-sha256 and unverifiable' }),
+    result: z.enum(['verified', 'failed', 'unverifiable']).openapi({
+      description:
+        "verified: every check passed. failed: one did not (chain_problems says which). unverifiable: none failed, but a key needed (the event's or its chain head's) is not in the key ring.",
+    }),
+  })
+  .openapi('AuditVerification')
+
 export const AuditEventDetail = AuditEventSchema.extend({
-  chain_verified: z.boolean().openapi({ description: 'Its hash matches its content and it links to the events before and after it in its chain' }),
+  chain_verified: z.boolean().openapi({
+    description:
+      "verification.result is verified: its hash matches its content, it links to the events before and after it in its chain, and (a keyed chain) its chain's head is signed and not behind it",
+  }),
   chain_problems: z.array(z.string()).openapi({ description: 'Why not, when chain_verified is false' }),
+  verification: Verification,
 }).openapi('AuditEventDetail')

@@ -329,6 +329,14 @@ describe.sequential('the local suite (npm start)', () => {
     expect(run.status).toBe(200)
     expect(run.body.status).toBe('succeeded')
 
+    // The audit key stayed in the data folder: an event of the first start still verifies under it.
+    const audit = (path: string) =>
+      fetch(`${second!.suite.services.audit}/api/v1${path}`, {
+        headers: { authorization: `Bearer ${second!.suite.token}`, 'x-project-id': second!.suite.project_id },
+      }).then((r) => r.json() as Promise<any>)
+    const [submitted] = (await audit(`/events?entity=run:${runId}&action=run.submitted`)) as Array<{ id: string }>
+    expect((await audit(`/events/${submitted!.id}`)).verification).toEqual({ method: 'hmac-sha256', key_id: 'local-1', result: 'verified' })
+
     expect(await second.stop('SIGTERM')).toEqual({ code: 0, signal: null })
     expect(emulatorProcesses(basePort)).toEqual([])
     expect(existsSync(join(dataDir, 'suite.json'))).toBe(false)

@@ -31,6 +31,8 @@ export function toEvent(e: AuditEvent): z.infer<typeof AuditEventSchema> {
     chain: e.chain,
     seq: e.seq,
     prev_hash: e.prev_hash,
+    key_id: e.key_id,
+    chain_break: e.chain_break,
     hash: e.hash,
   }
 }
@@ -129,7 +131,7 @@ events.openapi(
     method: 'get',
     path: '/events/{id}',
     tags: ['events'],
-    summary: 'One audit event, and whether its link in its hash chain verifies (chain_verified, chain_problems)',
+    summary: 'One audit event, and whether its link in its chain verifies, and how (chain_verified, chain_problems, verification)',
     request: { params: IdParam },
     responses: { 200: json(AuditEventDetail), ...commonErrors },
   }),
@@ -153,6 +155,10 @@ events.openapi(
       deps.auditLog.checkLink(event),
       deps.audit.record(auditContext(c), { action: 'audit.viewed', ...recorded, entity: { type: 'audit_event', id: event.id } }),
     ])
-    return c.json({ ...toEvent(event), chain_verified: check.verified, chain_problems: check.problems }, 200)
+    const { result, method, key_id, problems } = check
+    return c.json(
+      { ...toEvent(event), chain_verified: result === 'verified', chain_problems: problems, verification: { method, key_id, result } },
+      200,
+    )
   },
 )

@@ -24,7 +24,7 @@ describe('platform audit events', async () => {
 
   const lab = await world.caller(['lab'])
   let clockAt = minute(0)
-  const writer = new AuditWriter(world.deps.db, 'test', { now: () => clockAt })
+  const writer = new AuditWriter(world.deps.db, 'test', { now: () => clockAt }, world.deps.audit.keys, world.deps.log)
   const write = async (at: Date, who: Caller, input: Omit<AuditInput, 'project_id' | 'org_id'>, requestId?: string) => {
     clockAt = at
     const ctx = { actor: { type: 'user' as const, id: who.user.id, email: who.user.email }, ...(requestId ? { request: { id: requestId } } : {}) }

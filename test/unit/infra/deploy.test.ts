@@ -129,7 +129,7 @@ describe('infra/deploy.sh --dry-run', () => {
         '--trigger-http',
         '--allow-unauthenticated',
         `--service-account=platform-functions@${PROJECT}.iam.gserviceaccount.com`,
-        '--set-secrets=OIDC_CLIENT_SECRET=oidc-client-secret:latest',
+        '--set-secrets=AUDIT_HMAC_KEYS=platform-audit-hmac-keys:latest,OIDC_CLIENT_SECRET=oidc-client-secret:latest',
       ]) {
         expect(deploy.split(' ')).toContain(flag)
       }
@@ -206,6 +206,23 @@ describe('infra/deploy.sh --dry-run', () => {
     expect(text).toContain('sys.get_env(\\"STEP_URL\\")')
   })
 
+  it('creates the audit key secret when missing, never printing a key, and lets only the runtime account read it', () => {
+    expect(plan.stdout).toContain(`# if missing: gcloud secrets describe platform-audit-hmac-keys --project=${PROJECT}`)
+    const create = one(plan.commands, 'gcloud secrets create platform-audit-hmac-keys ')
+    expect(create.split(' ')).toEqual(expect.arrayContaining([`--project=${PROJECT}`, '--data-file=-', '--replication-policy=automatic']))
+    expect(plan.stdout).toContain('# the data: a new key ring "audit-1:<32 random bytes, base64>"')
+    // No 32-byte key in base64 anywhere in the plan.
+    expect(plan.stdout).not.toMatch(/[A-Za-z0-9+/]{43}=/)
+    const readers = plan.commands.filter((c) => c.startsWith('gcloud secrets add-iam-policy-binding platform-audit-hmac-keys '))
+    expect(readers).toEqual([
+      `gcloud secrets add-iam-policy-binding platform-audit-hmac-keys --project=${PROJECT} --member=serviceAccount:platform-functions@${PROJECT}.iam.gserviceaccount.com --role=roles/secretmanager.secretAccessor`,
+    ])
+    // Created before the binding that needs it.
+    expect(plan.commands.indexOf(create)).toBeLessThan(plan.commands.indexOf(readers[0]!))
+    expect(plan.stdout).toContain('#   AUDIT_HMAC_ACTIVE_KEY: "audit-1"')
+    expect(plan.stdout).not.toContain('AUDIT_HMAC_KEYS:')
+  })
+
   it('creates the three service accounts and grants the runtime account use of the Batch account only', () => {
     for (const sa of ['platform-functions', 'platform-batch', 'platform-push']) one(plan.commands, `gcloud iam service-accounts create ${sa} `)
     const onBatch = plan.commands.filter((c) =>
@@ -275,6 +292,8 @@ describe('infra/deploy.sh refuses a bad configuration before doing anything', ()
       'OIDC_ISSUER=https://login.acme.example\nOIDC_CLIENT_ID=platform\nOIDC_AUDIENCE=platform-api\nOIDC_CLIENT_SECRET=hunter2\n',
       'OIDC_CLIENT_SECRET comes from Secret Manager',
     ],
+    ['the audit keys in the clear', `AUDIT_HMAC_KEYS=k1:${'A'.repeat(43)}=\n`, 'AUDIT_HMAC_KEYS comes from Secret Manager'],
+    ['the active audit key', 'AUDIT_HMAC_ACTIVE_KEY=k2\n', 'AUDIT_HMAC_ACTIVE_KEY is set by infra/deploy.sh'],
     [
       'a value the platform would refuse at boot',
       'OIDC_ISSUER=not a url\nOIDC_CLIENT_ID=platform\nOIDC_AUDIENCE=platform-api\n',
@@ -294,4 +313,19 @@ it('prefixes the index collections with the deployment COLLECTION_PREFIX', async
   const indexes = out.commands.filter((c) => c.startsWith('gcloud firestore indexes composite create '))
   expect(indexes).toHaveLength(INDEXES.length)
   expect(indexes.every((c) => /--collection-group=prod_[a-z_]+ /.test(c))).toBe(true)
+})
+
+it('keys new audit events with the key AUDIT_HMAC_ACTIVE_KEY names (a rotation), and refuses the audit keys among FUNCTION_SECRETS', async () => {
+  const rotated = await dryRun({ ...SAMPLE(), AUDIT_HMAC_ACTIVE_KEY: 'audit-2', AUDIT_KEY_SECRET: 'lab-audit-keys' })
+  expect(rotated.code).toBe(0)
+  expect(rotated.stdout).toContain('#   AUDIT_HMAC_ACTIVE_KEY: "audit-2"')
+  expect(one(rotated.commands, 'gcloud functions deploy admin ').split(' ')).toContain(
+    '--set-secrets=AUDIT_HMAC_KEYS=lab-audit-keys:latest,OIDC_CLIENT_SECRET=oidc-client-secret:latest',
+  )
+  const twice = await dryRun({ ...SAMPLE(), FUNCTION_SECRETS: 'AUDIT_HMAC_KEYS=mine:latest' })
+  expect(twice.code).not.toBe(0)
+  expect(twice.stderr).toContain('AUDIT_HMAC_KEYS is provided by the deploy from AUDIT_KEY_SECRET')
+  const bad = await dryRun({ ...SAMPLE(), AUDIT_HMAC_ACTIVE_KEY: 'not a key id' })
+  expect(bad.code).not.toBe(0)
+  expect(bad.stderr).toContain("AUDIT_HMAC_ACTIVE_KEY 'not a key id' is not a key id")
 })

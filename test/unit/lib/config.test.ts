@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { newAuditKeyEntry } from '../../../lib/audit-keys.js'
 import { ConfigError, loadConfig } from '../../../lib/config.js'
+import { createKernel } from '../../../lib/kernel.js'
 
 describe('configuration', () => {
   it('starts with defaults from an empty environment', () => {
@@ -23,8 +25,28 @@ describe('configuration', () => {
     [{ STORAGE_BACKEND: 'local' }, /LOCAL_STORAGE_ROOT/],
     [{ BATCH_BACKEND: 'kubernetes' }, /BATCH_BACKEND/],
     [{ COLLECTION_PREFIX: 'Runs!' }, /COLLECTION_PREFIX/],
+    [{ AUDIT_HMAC_KEYS: 'k1:c2hvcnQ=' }, /^invalid configuration: AUDIT_HMAC_KEYS: key k1 is not 32 or more bytes in base64$/],
+    [{ AUDIT_HMAC_KEYS: `${newAuditKeyEntry('k1')},${newAuditKeyEntry('k2')}` }, /AUDIT_HMAC_KEYS: .*AUDIT_HMAC_ACTIVE_KEY/],
+    [{ AUDIT_HMAC_KEYS: newAuditKeyEntry('k1'), AUDIT_HMAC_ACTIVE_KEY: 'k2' }, /AUDIT_HMAC_KEYS: the active key k2/],
   ])('refuses %j with an error naming the setting', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError)
     expect(() => loadConfig(env)).toThrow(message)
+  })
+
+  it('reads the audit key ring, its active key named or its only one', () => {
+    expect(loadConfig({ AUDIT_HMAC_KEYS: newAuditKeyEntry('k1') }).auditKeys?.activeId).toBe('k1')
+    const rotated = loadConfig({ AUDIT_HMAC_KEYS: `${newAuditKeyEntry('k1')},${newAuditKeyEntry('k2')}`, AUDIT_HMAC_ACTIVE_KEY: 'k2' }).auditKeys
+    expect([rotated?.ids, rotated?.activeId]).toEqual([['k1', 'k2'], 'k2'])
+    expect(loadConfig({}).auditKeys).toBeUndefined()
+  })
+
+  it('starts no process that records audit events without the audit keys, in the cloud or locally', () => {
+    for (const env of [{}, { FIRESTORE_EMULATOR_HOST: '127.0.0.1:9' }]) {
+      expect(() => createKernel(loadConfig(env), 'admin')).toThrow(ConfigError)
+      expect(() => createKernel(loadConfig(env), 'admin')).toThrow(/AUDIT_HMAC_KEYS is required/)
+    }
+    expect(
+      createKernel(loadConfig({ FIRESTORE_EMULATOR_HOST: '127.0.0.1:9', AUDIT_HMAC_KEYS: newAuditKeyEntry('k1') }), 'admin').audit.keys.activeId,
+    ).toBe('k1')
   })
 })

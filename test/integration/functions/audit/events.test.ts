@@ -1,5 +1,10 @@
+import { createHmac, randomBytes } from 'node:crypto'
+import { FieldValue, Timestamp } from '@google-cloud/firestore'
 import { describe, expect, it } from 'vitest'
-import { AuditWriter, type AuditEvent, type AuditInput } from '../../../../lib/audit.js'
+import { AuditKeyRing, newAuditKeyEntry } from '../../../../lib/audit-keys.js'
+import { auditChainKey, AuditWriter, type AuditEvent, type AuditInput } from '../../../../lib/audit.js'
+import { canonicalJson } from '../../../../lib/canonical.js'
+import { newId, sha256 } from '../../../../lib/ids.js'
 import type { OrgRole, ProjectRole } from '../../../../lib/auth/roles.js'
 import { SYSTEM_ACTOR } from '../../../../lib/audit.js'
 import { grant, seedOrgAndProject, seedToken, seedUser } from '../../../../domain/tenancy/seed.js'
@@ -17,7 +22,7 @@ describe('audit: GET /events and GET /events/{id}', async () => {
   const { project, org } = world
   const lab = await world.caller(['lab'])
   let clockAt = minute(0)
-  const writer = new AuditWriter(world.deps.db, 'test', { now: () => clockAt })
+  const writer = new AuditWriter(world.deps.db, 'test', { now: () => clockAt }, world.deps.audit.keys, world.deps.log)
   const ctxOf = (c: Caller) => ({ actor: { type: 'user' as const, id: c.user.id, email: c.user.email } })
   const write = async (n: number, who: Caller, input: Omit<AuditInput, 'project_id' | 'org_id'> & { project_id?: string; org_id?: string }) => {
     clockAt = minute(n)
@@ -67,6 +72,7 @@ describe('audit: GET /events and GET /events/{id}', async () => {
           chain: e2.chain,
           seq: e2.seq,
           prev_hash: e2.prev_hash,
+          key_id: world.deps.audit.keys.activeId,
           hash: e2.hash,
         },
       ])
@@ -130,7 +136,14 @@ describe('audit: GET /events and GET /events/{id}', async () => {
     it('answers the event and that its chain link verifies', async () => {
       const res = await api(`/events/${e2.id}`)
       expect(res.status).toBe(200)
-      expect(res.body).toMatchObject({ id: e2.id, action: 'run.cancelled', chain_verified: true, chain_problems: [] })
+      expect(res.body).toMatchObject({
+        id: e2.id,
+        action: 'run.cancelled',
+        key_id: world.deps.audit.keys.activeId,
+        chain_verified: true,
+        chain_problems: [],
+        verification: { method: 'hmac-sha256', key_id: world.deps.audit.keys.activeId, result: 'verified' },
+      })
     })
 
     it('says why the link does not verify when an event was altered, or the one before it removed', async () => {
@@ -143,6 +156,7 @@ describe('audit: GET /events and GET /events/{id}', async () => {
       const res = await api(`/events/${altered.id}`)
       expect(res.body.chain_verified).toBe(false)
       expect(res.body.chain_problems).toEqual(['its content does not match its hash: it was altered'])
+      expect(res.body.verification).toEqual({ method: 'hmac-sha256', key_id: world.deps.audit.keys.activeId, result: 'failed' })
 
       const entity = { type: 'order', id: `o-${rand()}` }
       const first = await write(9, world.owner, { action: 'order.created', entity })
@@ -156,6 +170,155 @@ describe('audit: GET /events and GET /events/{id}', async () => {
     it('answers 404 for an unknown or malformed id', async () => {
       expect((await api('/events/00000000-0000-4000-8000-000000000000')).status).toBe(404)
       expect((await api('/events/not-an-id')).status).toBe(404)
+    })
+  })
+
+  describe('an operator who writes to the database without the key', () => {
+    const events = world.deps.db.col('audit_events')
+    const heads = world.deps.db.col('audit_heads')
+    const hashed = (e: Omit<AuditEvent, 'hash'>) => {
+      const { action_group: _g, scope: _s, ...body } = e
+      return canonicalJson(body)
+    }
+    const theirKey = randomBytes(32)
+    const theirHmac = (text: string) => createHmac('sha256', theirKey).update(text).digest('hex')
+    const signed = () =>
+      write(20, world.owner, { action: 'report.signed', entity: { type: 'report', id: `rep-${rand()}` }, change: { to: 'signed' } })
+
+    // The review's attack: edit the event, recompute its hash as best one can without the key, move the chain's head onto it.
+    it.each<[string, (e: AuditEvent) => { event: AuditEvent; head: Record<string, unknown> }, { method: string; key_id?: boolean }, string[]]>([
+      [
+        'a plain SHA-256, the key id removed (a legacy event, it would seem)',
+        ({ hash: _h, key_id: _k, ...body }) => {
+          const hash = sha256(hashed(body))
+          return { event: { ...body, hash }, head: { hash } }
+        },
+        { method: 'sha256' },
+        ['it is not keyed, but its chain is: it was rewritten without the key'],
+      ],
+      [
+        'a plain SHA-256, the key id kept',
+        ({ hash: _h, ...body }) => {
+          const hash = sha256(hashed(body))
+          return { event: { ...body, hash }, head: { hash } }
+        },
+        { method: 'hmac-sha256', key_id: true },
+        ['its content does not match its hash: it was altered'],
+      ],
+      [
+        'an HMAC with a key of their own, the head signed with it too',
+        ({ hash: _h, ...body }) => {
+          const hash = theirHmac(hashed(body))
+          return { event: { ...body, hash }, head: { hash, mac: theirHmac(canonicalJson({ head: body.chain, seq: body.seq, hash })) } }
+        },
+        { method: 'hmac-sha256', key_id: true },
+        ['its content does not match its hash: it was altered'],
+      ],
+    ])('an event edited with %s, and its chain head moved, does not verify', async (_, forge, verification, eventProblems) => {
+      const original = await signed()
+      const { event, head } = forge({ ...original, change: { to: 'draft' } })
+      await events.doc(original.id).set(event)
+      await heads.doc(original.chain).update(head)
+      const res = await api(`/events/${original.id}`)
+      expect(res.body.change).toEqual({ to: 'draft' })
+      expect(res.body.chain_verified).toBe(false)
+      expect(res.body.verification).toEqual({
+        method: verification.method,
+        ...(verification.key_id ? { key_id: world.deps.audit.keys.activeId } : {}),
+        result: 'failed',
+      })
+      expect(res.body.chain_problems).toEqual([
+        ...eventProblems,
+        "the chain's head does not match its signature: it was changed outside the platform",
+      ])
+    })
+
+    it('shows the newest event deleted and the head moved back onto the one before it (truncation)', async () => {
+      const entity = { type: 'report', id: `rep-${rand()}` }
+      const created = await write(21, world.owner, { action: 'report.created', entity })
+      const deleted = await write(22, world.owner, { action: 'report.signed', entity })
+      await events.doc(deleted.id).delete()
+      await heads.doc(created.chain).update({ seq: created.seq, hash: created.hash })
+      const res = await api(`/events/${created.id}`)
+      expect(res.body.verification.result).toBe('failed')
+      expect(res.body.chain_problems).toEqual(["the chain's head does not match its signature: it was changed outside the platform"])
+    })
+
+    it("shows a chain's head deleted, and one whose signature was removed", async () => {
+      const gone = await signed()
+      await heads.doc(gone.chain).delete()
+      expect((await api(`/events/${gone.id}`)).body.chain_problems).toEqual(['its chain has no head: it was deleted'])
+      const stripped = await signed()
+      await heads.doc(stripped.chain).update({ key_id: FieldValue.delete(), mac: FieldValue.delete() })
+      expect((await api(`/events/${stripped.id}`)).body.chain_problems).toEqual(["the chain's head is not signed"])
+    })
+  })
+
+  describe('keys', async () => {
+    const k1 = newAuditKeyEntry('k1')
+    const k2 = newAuditKeyEntry('k2')
+    const keyed = await makeWorld({ AUDIT_HMAC_KEYS: k1 })
+    const submitted = (entity = { type: 'run', id: `r-${rand()}` }): AuditInput => ({
+      project_id: keyed.project.id,
+      org_id: keyed.project.org_id,
+      action: 'run.submitted',
+      entity,
+    })
+    const before = await keyed.deps.audit.record(SYSTEM_ACTOR, submitted())
+
+    it('after a rotation, keys new events with the active key and still verifies those of the older one', async () => {
+      const rotated = localAudit(keyed, AuditKeyRing.parse(`${k1},${k2}`, 'k2'))
+      const old = await rotated.api(`/events/${before.id}`)
+      expect(old.body).toMatchObject({
+        key_id: 'k1',
+        chain_verified: true,
+        verification: { method: 'hmac-sha256', key_id: 'k1', result: 'verified' },
+      })
+      const after = await rotated.deps.audit.record(SYSTEM_ACTOR, submitted())
+      expect(after.key_id).toBe('k2')
+      expect((await rotated.api(`/events/${after.id}`)).body.verification).toEqual({ method: 'hmac-sha256', key_id: 'k2', result: 'verified' })
+      // The same chain, written on under the new key: its head is now k2's, and the k1 event still links to it.
+      const next = await rotated.deps.audit.record(SYSTEM_ACTOR, submitted(before.entity))
+      expect(next).toMatchObject({ chain: before.chain, seq: before.seq + 1, prev_hash: before.hash, key_id: 'k2' })
+      expect((await rotated.api(`/events/${before.id}`)).body.chain_verified).toBe(true)
+    })
+
+    it('reports an event whose key is not in the ring as unverifiable, not as verified or altered', async () => {
+      const without = localAudit(keyed, AuditKeyRing.parse(k2))
+      const res = await without.api(`/events/${before.id}`)
+      expect(res.body.chain_verified).toBe(false)
+      expect(res.body.verification).toEqual({ method: 'unverifiable', key_id: 'k1', result: 'unverifiable' })
+      expect(res.body.chain_problems).toEqual(expect.arrayContaining(['its key k1 is not in the key ring: its hash cannot be checked']))
+      expect(res.body.chain_problems.every((p: string) => p.includes('not in the key ring'))).toBe(true)
+    })
+
+    it('reports a legacy event, written before events were keyed, as sha256: verified, or altered when edited', async () => {
+      const chain = auditChainKey({ project_id: project.id, entity: { type: 'run', id: 'legacy' } }).replace('~hmac~', '~')
+      const body: Omit<AuditEvent, 'hash'> = {
+        id: newId(),
+        occurred_at: Timestamp.fromDate(minute(30)),
+        service: 'compute',
+        outcome: 'success',
+        org_id: org.id,
+        project_id: project.id,
+        action: 'run.submitted',
+        entity: { type: 'run', id: 'legacy' },
+        actor: { type: 'system', id: 'platform' },
+        chain,
+        seq: 1,
+        prev_hash: '',
+      }
+      const legacy = { ...body, hash: sha256(canonicalJson(body)) }
+      await world.deps.db
+        .col('audit_events')
+        .doc(legacy.id)
+        .set({ ...legacy, action_group: 'run', scope: 'project' })
+      await world.deps.db.col('audit_heads').doc(chain).set({ seq: 1, hash: legacy.hash })
+      const res = await api(`/events/${legacy.id}`)
+      expect(res.body).not.toHaveProperty('key_id')
+      expect(res.body).toMatchObject({ chain, chain_verified: true, chain_problems: [], verification: { method: 'sha256', result: 'verified' } })
+      await world.deps.db.col('audit_events').doc(legacy.id).update({ 'entity.id': 'edited' })
+      expect((await api(`/events/${legacy.id}`)).body).toMatchObject({ chain_verified: false, verification: { method: 'sha256', result: 'failed' } })
     })
   })
 

@@ -137,7 +137,7 @@ describe('clinical: every mutating operation is audited', async () => {
     const events = (await w.deps.db.col('audit_events').where('project_id', '==', w.project.id).get()).docs.map((d) => d.data() as AuditEvent)
     const chains = new Map<string, AuditEvent[]>()
     for (const e of events) chains.set(e.chain, [...(chains.get(e.chain) ?? []), e])
-    const problems = [...chains.entries()].flatMap(([chain, list]) => verifyAuditChain(list).map((p) => `${chain}: ${p}`))
+    const problems = [...chains.entries()].flatMap(([chain, list]) => verifyAuditChain(list, w.deps.audit.keys).map((p) => `${chain}: ${p}`))
     expect(problems).toEqual([])
   })
 })
