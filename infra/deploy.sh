@@ -207,6 +207,8 @@ ENV_ARGS=(
   --set "BATCH_REGION=$BATCH_REGION"
   --set "STORAGE_BACKEND=gcs"
   --set "AUDIT_HMAC_ACTIVE_KEY=$AUDIT_HMAC_ACTIVE_KEY"
+  # The platform acts as these everywhere: no project may bind one as its service account (docs/tenancy.md).
+  --set "PLATFORM_SERVICE_ACCOUNTS=$RUNTIME_SA,$PUSH_SA${BUILD_SERVICE_ACCOUNT:+,$BUILD_SERVICE_ACCOUNT}"
   --secret AUDIT_HMAC_KEYS
   --default "LOG_LEVEL=info"
 )

@@ -66,6 +66,12 @@ const EnvSchema = z.object({
   REPORTS_PUBLIC_URL: z.url().optional(),
   /** Buckets of shared reference data (genomes, annotations) that any project's runs may read, comma-separated. */
   SHARED_REFERENCE_BUCKETS: z.string().default(''),
+  /**
+   * The platform's own Google Cloud identities (the functions' runtime account, the Pub/Sub push
+   * account, the build account), comma-separated: never bound to a project as its service account,
+   * since the platform may act as them everywhere. infra/deploy.sh sets it.
+   */
+  PLATFORM_SERVICE_ACCOUNTS: z.string().default(''),
 
   /**
    * The platform's own public origins (scheme://host[:port]), comma-separated: a state-changing
@@ -124,6 +130,8 @@ export interface Config {
     publicUrl?: string
     filesPublicUrl?: string
     sharedBuckets: string[]
+    /** PLATFORM_SERVICE_ACCOUNTS, lowercased: never a project's service account. */
+    platformAccounts: string[]
   }
   trustedProxyHops: number
   /** Origins allowed to send cookie-authenticated state-changing requests. */
@@ -224,6 +232,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       filesPublicUrl: e.FILES_PUBLIC_URL,
       sharedBuckets: e.SHARED_REFERENCE_BUCKETS.split(',')
         .map((b) => b.trim())
+        .filter(Boolean),
+      platformAccounts: e.PLATFORM_SERVICE_ACCOUNTS.split(',')
+        .map((a) => a.trim().toLowerCase())
         .filter(Boolean),
     },
     trustedProxyHops: e.TRUSTED_PROXY_HOPS,

@@ -79,6 +79,20 @@ export function serviceAccountProblem(email: string): string | undefined {
 export const normalizeServiceAccount = (email: string) => email.trim().toLowerCase()
 
 /**
+ * Why a project may not bind `account`: another project holds it, or it is one of the platform's own
+ * identities (PLATFORM_SERVICE_ACCOUNTS), as which the platform acts for every project.
+ */
+function accountRefusal(holdings: Holdings, account: Resource, projectId: string, platformAccounts: readonly string[]): Refusal | undefined {
+  if (platformAccounts.includes(account.name))
+    return conflictWith(
+      `${named(account)} is one of the platform's own identities (PLATFORM_SERVICE_ACCOUNTS): it is never a project's service account`,
+    )
+  if (heldElsewhere(holdings, account, projectId))
+    return conflictWith(`${named(account)} is bound to another project: a service account serves one project only`)
+  return undefined
+}
+
+/**
  * The bucket names the platform may give a project, in order of preference: `<org>-<project>`
  * (what a person reads), then with 8 hex digits of the project id (so `a-b`+`c` and `a`+`b-c`, or
  * two names cut at 63 characters, never share one), then `project-<the whole id>`, which no other
@@ -103,6 +117,8 @@ export interface CreateProject {
   operator: boolean
   /** SHARED_REFERENCE_BUCKETS: readable by every project's runs, so never one project's own. */
   sharedBuckets: readonly string[]
+  /** PLATFORM_SERVICE_ACCOUNTS (lowercase): the platform's own identities, never a project's. */
+  platformAccounts: readonly string[]
   now: Timestamp
 }
 
@@ -161,7 +177,8 @@ export function decideProjectCreation(state: CreateProjectState, cmd: CreateProj
     account = { kind: 'service_account', name: normalizeServiceAccount(cmd.serviceAccountEmail) }
     const problem = serviceAccountProblem(account.name)
     if (problem) return deny(invalid(`service_account_email: ${problem}`))
-    if (!free(account)) return deny(conflictWith(`${named(account)} is bound to another project: a service account serves one project only`))
+    const refusal = accountRefusal(state.holdings, account, cmd.projectId, cmd.platformAccounts)
+    if (refusal) return deny(refusal)
   }
 
   const project: ProjectRecord = {
@@ -189,6 +206,8 @@ export function decideProjectCreation(state: CreateProjectState, cmd: CreateProj
 export interface SetCredentials {
   /** The service account to bind; null removes the project's credentials. */
   serviceAccountEmail: string | null
+  /** PLATFORM_SERVICE_ACCOUNTS (lowercase): the platform's own identities, never a project's. */
+  platformAccounts: readonly string[]
   now: Timestamp
 }
 
@@ -230,8 +249,8 @@ export function decideCredentials(state: CredentialsState, cmd: SetCredentials):
   const account: Resource = { kind: 'service_account', name: normalizeServiceAccount(cmd.serviceAccountEmail) }
   const problem = serviceAccountProblem(account.name)
   if (problem) return deny(invalid(`service_account_email: ${problem}`))
-  if (heldElsewhere(holdings, account, project.id))
-    return deny(conflictWith(`${named(account)} is bound to another project: a service account serves one project only`))
+  const refusal = accountRefusal(holdings, account, project.id, cmd.platformAccounts)
+  if (refusal) return deny(refusal)
 
   const same = old?.name === account.name
   const claim: ResourceClaim | undefined = claimedBy(holdings, account, project.id)

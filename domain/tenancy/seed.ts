@@ -55,6 +55,7 @@ export async function seedOrgAndProject(
     serviceAccountEmail: input.serviceAccountEmail,
     operator: true,
     sharedBuckets: deps.config.storage.sharedBuckets,
+    platformAccounts: deps.config.storage.platformAccounts,
   })
   return { org, project }
 }

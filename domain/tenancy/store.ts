@@ -148,6 +148,8 @@ export class AdminStore {
       operator: boolean
       /** config.storage.sharedBuckets: SHARED_REFERENCE_BUCKETS, never a project's own bucket. */
       sharedBuckets: readonly string[]
+      /** config.storage.platformAccounts: PLATFORM_SERVICE_ACCOUNTS, never a project's service account. */
+      platformAccounts: readonly string[]
     },
   ): Promise<ProjectRecord> {
     const cmd = {
@@ -159,6 +161,7 @@ export class AdminStore {
       serviceAccountEmail: input.serviceAccountEmail,
       operator: input.operator,
       sharedBuckets: input.sharedBuckets,
+      platformAccounts: input.platformAccounts,
       now: this.now(),
     }
     const ref = this.db.col('projects').doc(cmd.projectId)
@@ -216,9 +219,15 @@ export class AdminStore {
    * Binds the project's service account (claiming it, and releasing the one it replaces), or with
    * null removes it (releasing its claim): decideCredentials, on the project as read in the transaction.
    */
-  async setCredentials(ctx: AuditContext, project: ProjectRecord, serviceAccountEmail: string | null): Promise<ProjectRecord> {
+  async setCredentials(
+    ctx: AuditContext,
+    project: ProjectRecord,
+    serviceAccountEmail: string | null,
+    /** config.storage.platformAccounts: PLATFORM_SERVICE_ACCOUNTS, never a project's service account. */
+    platformAccounts: readonly string[],
+  ): Promise<ProjectRecord> {
     const ref = this.db.col('projects').doc(project.id)
-    const cmd = { serviceAccountEmail, now: this.now() }
+    const cmd = { serviceAccountEmail, platformAccounts, now: this.now() }
     return this.db.transaction(async (tx) => {
       const snap = await tx.get(ref)
       if (!snap.exists) throw notFound('project')

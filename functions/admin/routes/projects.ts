@@ -153,7 +153,9 @@ projects.openapi(
   }),
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('param').id, 'credentials.manage')
-    const updated = await c.get('deps').store.setCredentials(auditContext(c), project, c.req.valid('json').service_account_email)
+    const updated = await c
+      .get('deps')
+      .store.setCredentials(auditContext(c), project, c.req.valid('json').service_account_email, c.get('deps').config.storage.platformAccounts)
     return c.json(toCredentials(updated), 200)
   },
 )
@@ -170,7 +172,7 @@ projects.openapi(
   }),
   async (c) => {
     const project = await loadProjectFor(c, c.req.valid('param').id, 'credentials.manage')
-    await c.get('deps').store.setCredentials(auditContext(c), project, null)
+    await c.get('deps').store.setCredentials(auditContext(c), project, null, c.get('deps').config.storage.platformAccounts)
     return c.body(null, 204)
   },
 )
@@ -270,6 +272,7 @@ projects.openapi(
       serviceAccountEmail: body.service_account_email,
       operator: c.get('principal').user.platform_admin === true,
       sharedBuckets: deps.config.storage.sharedBuckets,
+      platformAccounts: deps.config.storage.platformAccounts,
     })
     return c.json(toProject(project, org), 201)
   },

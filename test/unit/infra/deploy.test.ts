@@ -223,6 +223,12 @@ describe('infra/deploy.sh --dry-run', () => {
     expect(plan.stdout).not.toContain('AUDIT_HMAC_KEYS:')
   })
 
+  it("names the platform's own identities, which no project may bind as its service account", () => {
+    expect(plan.stdout).toContain(
+      `#   PLATFORM_SERVICE_ACCOUNTS: "platform-functions@${PROJECT}.iam.gserviceaccount.com,platform-push@${PROJECT}.iam.gserviceaccount.com"`,
+    )
+  })
+
   it('creates the three service accounts and grants the runtime account use of the Batch account only', () => {
     for (const sa of ['platform-functions', 'platform-batch', 'platform-push']) one(plan.commands, `gcloud iam service-accounts create ${sa} `)
     const onBatch = plan.commands.filter((c) =>
@@ -294,6 +300,7 @@ describe('infra/deploy.sh refuses a bad configuration before doing anything', ()
     ],
     ['the audit keys in the clear', `AUDIT_HMAC_KEYS=k1:${'A'.repeat(43)}=\n`, 'AUDIT_HMAC_KEYS comes from Secret Manager'],
     ['the active audit key', 'AUDIT_HMAC_ACTIVE_KEY=k2\n', 'AUDIT_HMAC_ACTIVE_KEY is set by infra/deploy.sh'],
+    ["the platform's own identities", 'PLATFORM_SERVICE_ACCOUNTS=\n', 'PLATFORM_SERVICE_ACCOUNTS is set by infra/deploy.sh'],
     [
       'a value the platform would refuse at boot',
       'OIDC_ISSUER=not a url\nOIDC_CLIENT_ID=platform\nOIDC_AUDIENCE=platform-api\n',

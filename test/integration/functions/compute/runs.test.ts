@@ -84,7 +84,7 @@ describe('compute: runs', async () => {
 
   it('refuses a project without cloud credentials with a 400 that mentions credentials', async () => {
     const { project } = await w.otherProject()
-    await w.admin.store.setCredentials(SYSTEM_ACTOR, project, null)
+    await w.admin.store.setCredentials(SYSTEM_ACTOR, project, null, [])
     const res = await submit({ pipeline_id: hello, params: {} }, { project: project.id })
     expect(res.status).toBe(400)
     expect(res.body.detail).toMatch(/credentials/)

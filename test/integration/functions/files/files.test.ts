@@ -83,7 +83,7 @@ describe('files', async () => {
 
     it('answers 400 naming the credentials for a project without a service account', async () => {
       const { project } = await world.otherProject()
-      await world.deps.store.setCredentials(SYSTEM_ACTOR, project, null)
+      await world.deps.store.setCredentials(SYSTEM_ACTOR, project, null, [])
       const res = await api('GET', '/files', { project: project.id })
       expect(res.status).toBe(400)
       expect(res.body.detail).toMatch(/no cloud credentials/)

@@ -26,6 +26,8 @@ const now = Timestamp.fromMillis(1_700_000_000_000)
 const A = '11111111-1111-4111-8111-111111111111'
 const B = '22222222-2222-4222-8222-222222222222'
 const NEW = 'abcdef01-2345-4678-9abc-def012345678'
+/** The functions' runtime account of the deploy (PLATFORM_SERVICE_ACCOUNTS). */
+const PLATFORM_ACCOUNT = 'platform-functions@lab-prod.iam.gserviceaccount.com'
 
 const holdings = (...entries: Array<[Resource, Holding]>) => new Map(entries.map(([r, h]) => [claimKey(r), h]))
 const bucket = (name: string): Resource => ({ kind: 'bucket', name })
@@ -43,6 +45,7 @@ const create = (over: Partial<CreateProject> = {}): CreateProject => ({
   slug: 'mirror',
   operator: false,
   sharedBuckets: ['genomes-reference'],
+  platformAccounts: [PLATFORM_ACCOUNT],
   now,
   ...over,
 })
@@ -148,6 +151,12 @@ describe('creating a project', () => {
       '409 service account runner@a.iam.gserviceaccount.com is bound to another project: a service account serves one project only',
     ],
     [
+      "refuses the platform's own identity, even unclaimed",
+      { slugTaken: false, holdings: holdings() },
+      { serviceAccountEmail: 'Platform-Functions@lab-prod.iam.gserviceaccount.com' },
+      `409 service account ${PLATFORM_ACCOUNT} is one of the platform's own identities (PLATFORM_SERVICE_ACCOUNTS): it is never a project's service account`,
+    ],
+    [
       'refuses an address that is no service account',
       { slugTaken: false, holdings: holdings() },
       { serviceAccountEmail: 'alice@example.org' },
@@ -214,6 +223,14 @@ describe('binding and releasing a service account', () => {
       {},
     ],
     [
+      "refuses the platform's own identity",
+      bare,
+      holdings(),
+      PLATFORM_ACCOUNT,
+      `409 service account ${PLATFORM_ACCOUNT} is one of the platform's own identities (PLATFORM_SERVICE_ACCOUNTS): it is never a project's service account`,
+      {},
+    ],
+    [
       'refuses an account a project from before claims names',
       bare,
       holdings([account('new@b.iam.gserviceaccount.com'), legacy(B)]),
@@ -263,7 +280,7 @@ describe('binding and releasing a service account', () => {
     ],
     ['answers 404 when there is nothing to remove', bare, holdings(), null, `404 cloud credentials of project ${A} not found`, {}],
   ])('%s', (_, p, h, email, expected, changes) => {
-    const d = decideCredentials({ project: p, holdings: h }, { serviceAccountEmail: email, now })
+    const d = decideCredentials({ project: p, holdings: h }, { serviceAccountEmail: email, platformAccounts: [PLATFORM_ACCOUNT], now })
     expect(outcome(d)).toBe(expected)
     if (d.ok) expect(changesOf(d.changes)).toMatchObject(changes)
   })
@@ -326,7 +343,7 @@ class Model {
 
   setCredentials(projectId: string, email: string | null) {
     const project = this.projects.get(projectId)!
-    const cmd = { serviceAccountEmail: email, now }
+    const cmd = { serviceAccountEmail: email, platformAccounts: [PLATFORM_ACCOUNT], now }
     const d = decideCredentials({ project, holdings: this.holdings(credentialResources(project, cmd)) }, cmd)
     if (!d.ok) return
     this.projects.set(projectId, { ...project, credentials: d.changes.credentials ?? undefined })
@@ -351,7 +368,13 @@ describe('properties', () => {
   ]
   const slugs = ['b-c', 'c', `${'y'.repeat(20)}-1`, `${'y'.repeat(20)}-2`]
   const buckets = ['lab-a', 'a-b-c', 'genomes-reference', 'a-b-c-00000000']
-  const accounts = ['r1@p.iam.gserviceaccount.com', 'R1@P.iam.gserviceaccount.com', 'r2@p.iam.gserviceaccount.com', 'r3@p.iam.gserviceaccount.com']
+  const accounts = [
+    'r1@p.iam.gserviceaccount.com',
+    'R1@P.iam.gserviceaccount.com',
+    'r2@p.iam.gserviceaccount.com',
+    'r3@p.iam.gserviceaccount.com',
+    PLATFORM_ACCOUNT,
+  ]
 
   const command = fc.oneof(
     fc.record({
@@ -371,7 +394,7 @@ describe('properties', () => {
     { bucket: 'a-b-c', account: undefined },
   ])
 
-  it('no sequence of project-creation and credential commands by any callers makes two projects share a bucket or a service account', () => {
+  it("no sequence of project-creation and credential commands by any callers makes two projects share a bucket or a service account, or binds the platform's own", () => {
     fc.assert(
       fc.property(legacyProjects, fc.array(command, { maxLength: 25 }), (old, commands) => {
         const model = new Model()
@@ -410,6 +433,7 @@ describe('properties', () => {
           expect(repeated(projects.map((p) => p.bucket_name))).toEqual([])
           expect(repeated(projects.flatMap((p) => (p.credentials ? [p.credentials.service_account_email] : [])))).toEqual([])
           expect(projects.map((p) => p.bucket_name)).not.toContain('genomes-reference')
+          expect(projects.map((p) => p.credentials?.service_account_email)).not.toContain(PLATFORM_ACCOUNT)
           // Every claim document names a project that holds the resource.
           for (const claim of model.claims.values()) {
             const holder = model.projects.get(claim.project_id)!
