@@ -8,7 +8,9 @@ import type { OrchestratorDeps } from './deps.js'
  * the workflow posts `{ingestion_id, project_id, step, holder}` (holder: its execution id) and
  * calls again while the answer says `more` (a slice of a long step ended within the function's
  * time), waiting `wait_seconds` first when given; `stop` ends the execution (the ingestion is
- * failed, superseded, or another run holds it). A failure is a 500, which the workflow retries.
+ * failed, superseded, or another run holds it). A failure that another attempt may pass is a 500,
+ * which the workflow retries; one that none could (domain/variants/failures.ts) has already ended
+ * the ingestion as failed, and the answer is `stop`.
  */
 export const StepRequest = z.object({
   ingestion_id: z.string().uuid(),

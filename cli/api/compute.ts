@@ -94,7 +94,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Runs linked to an order, newest first */
+        /** Runs linked to an order, newest first (404 for an order the project does not have) */
         get: operations["listRunsByOrder"];
         put?: never;
         post?: never;

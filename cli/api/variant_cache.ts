@@ -376,11 +376,12 @@ export interface components {
             samples?: components["schemas"]["SampleMatching"];
             /** @description Every sample that did not match, in one line; null when all did */
             sample_mismatch?: string | null;
+            /** @description Why a failed ingestion failed: a failure no retry could pass (a malformed or oversized record, a missing file, no sample matched, a write the database refuses as invalid) */
             error?: {
                 /** @enum {string} */
                 step: "validate" | "write_cache" | "update_catalogue" | "switch" | "cleanup";
                 reason: string;
-                /** @description The malformed line of the (decompressed) VCF */
+                /** @description The line of the (decompressed) VCF whose record is malformed, over a limit, or refused by the database */
                 line?: number;
             };
             replaced_build_id?: string | null;

@@ -21,11 +21,12 @@ import {
   type IngestionStep,
   type StepState,
 } from './ingestions.js'
+import { failureOf, IngestionFailure, isRefusedWrite, messageOf, stepErrorOutcome } from './failures.js'
+import { VCF_LIMITS, type VcfLimits } from './limits.js'
 import { INGESTION_REQUESTED } from './messages.js'
 import { readVariants } from './reader.js'
 import type { Sex } from './records.js'
 import { describeSampleMismatch, matchSamples, type OrderSample } from './sample-matching.js'
-import { VcfFormatError } from './vcf.js'
 
 /**
  * The steps of an ingestion (ingestions.ts: INGESTION_STEPS), each idempotent and resumable:
@@ -59,6 +60,8 @@ export interface IngestionTuning {
   checkpointMs: number
   /** How long the builds a switch replaced are kept for readers that read the head just before it. */
   cleanupGraceMs: number
+  /** What a VCF record may hold (domain/variants/limits.ts). */
+  limits: VcfLimits
 }
 
 export const DEFAULT_TUNING: IngestionTuning = {
@@ -67,6 +70,7 @@ export const DEFAULT_TUNING: IngestionTuning = {
   leaseMs: 120_000,
   checkpointMs: 5_000,
   cleanupGraceMs: 30_000,
+  limits: VCF_LIMITS,
 }
 
 /** Injected faults, for the crash tests: `beforeCommit` may throw to stop a step after some writes, as a crash would. */
@@ -86,17 +90,6 @@ export interface IngestionDeps {
   orders: Pick<OrderStore, 'samplesOf'>
   faults?: IngestionFaults
   tuning?: Partial<IngestionTuning>
-}
-
-/** What is wrong with the ingestion itself (the file, the order): it fails with this reason, and retrying would not help. */
-export class IngestionFailure extends Error {
-  constructor(
-    readonly reason: string,
-    readonly line?: number,
-  ) {
-    super(line === undefined ? reason : `line ${line}: ${reason}`)
-    this.name = 'IngestionFailure'
-  }
 }
 
 /** This run no longer holds the order's lock (its lease ran out and another run took it): it stops. */
@@ -183,8 +176,10 @@ export async function runIngestionStep(
     deps.faults?.afterStep?.(step)
     return { outcome: 'done', status: step === 'switch' ? 'ready' : 'building' }
   } catch (error) {
-    if (error instanceof IngestionFailure) {
-      await fail(ctx, { step, reason: error.reason, ...(error.line !== undefined ? { line: error.line } : {}) })
+    // What no retry could pass (a malformed or oversized record, a write Firestore refuses) ends the ingestion here.
+    const failure = failureOf(error)
+    if (failure) {
+      await fail(ctx, { step, reason: failure.reason, ...(failure.line !== undefined ? { line: failure.line } : {}) })
       return { outcome: 'stop', status: 'failed' }
     }
     if (error instanceof LeaseLost) {
@@ -195,7 +190,7 @@ export async function runIngestionStep(
   }
 }
 
-/** Retries of a step that failed for a reason that may pass (Firestore or storage unreachable), before the run gives up to the reconciler. */
+/** Attempts at a step that failed for a reason that may pass (Firestore or storage unreachable), before the run gives up to the reconciler. */
 const LOCAL_ATTEMPTS = 5
 
 /**
@@ -210,7 +205,7 @@ export async function runIngestion(deps: IngestionDeps, id: string, holder = `lo
       try {
         result = await runIngestionStep(deps, id, step, holder)
       } catch (error) {
-        if (attempt >= LOCAL_ATTEMPTS || !isTransient(error)) throw error
+        if (attempt >= LOCAL_ATTEMPTS || stepErrorOutcome(error) !== 'retry') throw error
         deps.log.warn('ingestion: step failed; retrying', { ingestion_id: id, step, attempt, error })
         await sleep(500 * 2 ** attempt++)
         continue
@@ -222,11 +217,6 @@ export async function runIngestion(deps: IngestionDeps, id: string, holder = `lo
     }
   }
   return status
-}
-
-/** Errors worth another attempt: anything but a bug or an injected crash (tests mark theirs `permanent`). */
-function isTransient(error: unknown): boolean {
-  return !(error instanceof TypeError || error instanceof RangeError || (error as { permanent?: boolean })?.permanent)
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -395,16 +385,12 @@ async function variantsOf(ctx: Ctx) {
   const stream = await openSource(ctx)
   const sexes = new Map(Object.entries(ctx.ing.sexes ?? {}))
   try {
-    const reader = await readVariants(stream, { sexOf: (column) => sexes.get(column) })
+    const reader = await readVariants(stream, { sexOf: (column) => sexes.get(column), limits: ctx.tuning.limits })
     return { reader, close: () => stream.destroy() }
   } catch (error) {
     stream.destroy()
-    throw asFailure(error)
+    throw error
   }
-}
-
-function asFailure(error: unknown): unknown {
-  return error instanceof VcfFormatError ? new IngestionFailure(error.reason, error.line) : error
 }
 
 // -------------------------------------------------------------------------------------------
@@ -430,7 +416,7 @@ async function validate(ctx: Ctx): Promise<void> {
   if (!stream) throw new IngestionFailure(`${ing.source_uri} changed while it was opened; request a new ingestion`)
   const sexes: Record<string, Sex> = {}
   try {
-    const reader = await readVariants(stream, { sexOf: (column) => sexes[column] })
+    const reader = await readVariants(stream, { sexOf: (column) => sexes[column], limits: ctx.tuning.limits })
     const matching = matchSamples(reader.header.samples, orderSamples)
     if (!matching.matched.length) {
       const vcf = reader.header.samples.length ? reader.header.samples.join(', ') : 'none: the VCF has no sample columns'
@@ -461,19 +447,25 @@ async function validate(ctx: Ctx): Promise<void> {
       sexes,
       sample_mismatch: describeSampleMismatch(matching) ?? null,
     })
-  } catch (error) {
-    throw asFailure(error)
   } finally {
     stream.destroy()
   }
 }
 
+/** A write of a batch, and the VCF line of what it writes (when it comes from one). */
+interface PendingWrite {
+  write: (b: WriteBatch) => void
+  line?: number
+}
+
 /**
  * Writes a batch at a time, `concurrency` batches at once, and knows the prefix of units (variants)
- * whose batches have all committed: what a checkpoint may record as done.
+ * whose batches have all committed: what a checkpoint may record as done. A batch Firestore refuses
+ * as invalid is written again one write at a time, to name the VCF line of the one it refuses.
  */
 class BatchCommitter {
   private batch: WriteBatch
+  private writes: PendingWrite[] = []
   private units = 0
   private lastKey: string | undefined
   private sent = 0
@@ -495,8 +487,9 @@ class BatchCommitter {
     this.sent = start
   }
 
-  async add(write: (b: WriteBatch) => void, key?: string, units = 1) {
+  async add(write: (b: WriteBatch) => void, key?: string, units = 1, line?: number) {
     write(this.batch)
+    this.writes.push({ write, line })
     this.units += units
     this.lastKey = key ?? this.lastKey
     if (this.units >= this.ctx.tuning.batchSize) await this.flush()
@@ -506,9 +499,11 @@ class BatchCommitter {
     if (this.failure) throw this.failure
     if (this.units === 0) return
     const batch = this.batch
+    const writes = this.writes
     const units = this.units
     const key = this.lastKey
     this.batch = this.ctx.deps.db.firestore.batch()
+    this.writes = []
     this.units = 0
     this.sent += units
     this.ctx.deps.faults?.beforeCommit?.(this.ctx.step, this.sent - units)
@@ -524,9 +519,10 @@ class BatchCommitter {
           this.committedKey = f.key ?? this.committedKey
         }
       },
-      (error: unknown) => {
+      async (error: unknown) => {
+        const failure = isRefusedWrite(error) ? await this.refusal(writes, error) : error
         this.inflight.delete(seq)
-        this.failure ??= error
+        this.failure ??= failure
       },
     )
     this.inflight.set(seq, done)
@@ -538,6 +534,29 @@ class BatchCommitter {
     await this.flush()
     await Promise.all(this.inflight.values())
     if (this.failure) throw this.failure
+  }
+
+  /**
+   * The write of a refused batch that Firestore refuses on its own, as the failure of its VCF line;
+   * each write is a set or a delete, so writing again the ones it accepts is harmless.
+   */
+  private async refusal(writes: PendingWrite[], error: unknown): Promise<unknown> {
+    for (const { write, line } of writes) {
+      const one = this.ctx.deps.db.firestore.batch()
+      write(one)
+      try {
+        await one.commit()
+      } catch (alone) {
+        if (!isRefusedWrite(alone)) return alone
+        return new IngestionFailure(
+          `Firestore refused to store ${line === undefined ? 'a document' : "this line's variant"}: ${messageOf(alone)}`,
+          line,
+        )
+      }
+    }
+    const lines = writes.flatMap((w) => (w.line === undefined ? [] : [w.line]))
+    const which = lines.length ? `lines ${Math.min(...lines)}–${Math.max(...lines)}` : 'a batch'
+    return new IngestionFailure(`Firestore refused to store the variants of ${which}: ${messageOf(error)}`)
   }
 }
 
@@ -569,7 +588,7 @@ async function writeCache(ctx: Ctx): Promise<boolean> {
     for await (const v of reader.variants) {
       if (n++ < resumeAt) continue
       const doc = toCacheDoc(v, ids, samples)
-      await writer.add((b) => b.set(refs.variant(ing.build_id, v.id), doc))
+      await writer.add((b) => b.set(refs.variant(ing.build_id, v.id), doc), undefined, 1, v.source_line)
       await due()
       if (Date.now() > ctx.deadline) {
         await writer.drain()
@@ -578,8 +597,6 @@ async function writeCache(ctx: Ctx): Promise<boolean> {
       }
     }
     await writer.drain()
-  } catch (error) {
-    throw asFailure(error)
   } finally {
     close()
   }
@@ -590,7 +607,7 @@ async function writeCache(ctx: Ctx): Promise<boolean> {
 }
 
 /** The catalogue's view of a cache document: its summary and carriers. */
-const CATALOGUE_FIELDS = [...SUMMARY_FIELDS, 'project_id', 'build_id', 'carriers', 'hom_carriers']
+const CATALOGUE_FIELDS = [...SUMMARY_FIELDS, 'project_id', 'build_id', 'carriers', 'hom_carriers', 'source_line']
 
 async function updateCatalogue(ctx: Ctx): Promise<boolean> {
   const { deps, ing } = ctx
@@ -613,7 +630,12 @@ async function updateCatalogue(ctx: Ctx): Promise<boolean> {
     for await (const snap of q.stream() as AsyncIterable<FirebaseFirestore.QueryDocumentSnapshot>) {
       const doc = snap.data() as CacheVariantDoc
       const now = ctx.now()
-      await writer.add((b) => b.set(cat.variant(ing.project_id, doc.variant_id), catalogueWrite(doc, order, now), { merge: true }), doc.genome_order)
+      await writer.add(
+        (b) => b.set(cat.variant(ing.project_id, doc.variant_id), catalogueWrite(doc, order, now), { merge: true }),
+        doc.genome_order,
+        1,
+        doc.source_line,
+      )
       await due()
       if (Date.now() > ctx.deadline) {
         await writer.drain()

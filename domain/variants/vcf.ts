@@ -2,12 +2,14 @@ import { Readable } from 'node:stream'
 import { createGunzip } from 'node:zlib'
 import VCF, { type InfoValue, type SampleData } from '@gmod/vcf'
 import { detectAssembly, type BuildDetection, type HeaderContig } from './assembly.js'
+import { bytesOver, thousands, VCF_LIMITS, type VcfLimits } from './limits.js'
 
 /**
  * A streaming VCF reader: plain text, gzip or BGZF (concatenated gzip members) in, one record out
  * at a time. The header and each line are parsed by `@gmod/vcf`; this module splits the stream
  * into lines, checks what that parser does not (column counts, POS, REF, ALT, QUAL, genotypes and
- * the numbers we read), and names the line and the reason of the first malformed one. Nothing but
+ * the numbers we read, and the sizes of domain/variants/limits.ts), and names the line and the
+ * reason of the first malformed or oversized one. Nothing but
  * the current chunk and line is held, and the source is read only as fast as records are consumed
  * (async iteration is the backpressure).
  */
@@ -76,6 +78,8 @@ export interface VcfReader {
 export interface ReadOptions {
   /** The longest line accepted (a guard against a binary file with no newline); default 64 MiB. */
   maxLineLength?: number
+  /** What a record may hold; default VCF_LIMITS. */
+  limits?: VcfLimits
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b]
@@ -125,16 +129,32 @@ export async function openVcf(input: Readable | AsyncIterable<Uint8Array | strin
   } catch (error) {
     throw await fail(lines, lineNo, `bad header: ${(error as Error).message.split('\n')[0]}`)
   }
+  const limits = options.limits ?? VCF_LIMITS
+  if (parser.samples.length > limits.samples) {
+    throw await fail(
+      lines,
+      lineNo,
+      `the #CHROM line names ${thousands(parser.samples.length)} samples; at most ${thousands(limits.samples)} are accepted: keep the order's samples (bcftools view -s)`,
+    )
+  }
   const seen = new Set<string>()
   for (const sample of parser.samples) {
     if (!sample) throw await fail(lines, lineNo, 'an empty sample name in the #CHROM line')
     if (seen.has(sample)) throw await fail(lines, lineNo, `sample ${sample} appears twice in the #CHROM line`)
+    const over = bytesOver(sample, limits.sampleNameBytes)
+    if (over !== undefined) {
+      throw await fail(
+        lines,
+        lineNo,
+        `sample name ${clip(sample)} is ${thousands(over)} bytes; at most ${thousands(limits.sampleNameBytes)} are accepted`,
+      )
+    }
     seen.add(sample)
   }
 
   const header = headerOf(parser, meta[0]!.slice('##fileformat='.length), lineNo)
   async function* records(): AsyncGenerator<VcfRecord, void, undefined> {
-    const check = new RecordChecker(header)
+    const check = new RecordChecker(header, limits)
     try {
       for (let line = await next(); line !== undefined; line = await next()) {
         if (line.trim() === '') continue
@@ -189,16 +209,30 @@ const SYMBOLIC_RE = /^<[^<>\s,]+>$/
 const BREAKEND_RE = /^(?:[A-Za-z*]+[[\]][^[\]\s]+:\d+[[\]]|[[\]][^[\]\s]+:\d+[[\]][A-Za-z*]+|\.[A-Za-z]+|[A-Za-z]+\.)$/
 const GT_RE = /^(?:\.|\d+)(?:[/|](?:\.|\d+))*$/
 
+/** The fixed columns before the samples', by index. */
+const COLUMN_NAMES = ['CHROM', 'POS', 'ID', 'REF', 'ALT', 'QUAL', 'FILTER', 'INFO'] as const
+const CHROM = 0
+const ID = 2
+const REF = 3
+const ALT = 4
+const FILTER = 6
+const INFO = 7
+
 /** The checks `@gmod/vcf` leaves to its callers, on one data line. */
 class RecordChecker {
   private readonly sampleCount: number
+  /** Where the line's first eight tabs are (set by columnsProblem): the fixed columns' ends. */
+  private readonly tabs = new Int32Array(COLUMN_NAMES.length)
 
-  constructor(private readonly header: VcfHeader) {
+  constructor(
+    private readonly header: VcfHeader,
+    private readonly limits: VcfLimits,
+  ) {
     this.sampleCount = header.samples.length
   }
 
   record(parser: VCF, line: string, lineNo: number): VcfRecord {
-    const reason = this.columnsProblem(line)
+    const reason = this.columnsProblem(line) ?? this.sizeProblem(line)
     if (reason) throw new VcfFormatError(lineNo, reason)
     let v
     try {
@@ -212,7 +246,9 @@ class RecordChecker {
     const info = v.INFO
     // `A=1;` and `A=1;;B` leave an empty key behind: nothing was there.
     delete info['']
-    const fieldsReason = fieldsProblem(line, chrom, ref, alts, v.QUAL, info)
+    const fieldsReason =
+      fieldsProblem(line, chrom, ref, alts, v.QUAL, info, this.limits) ??
+      infoValuesProblem(info, this.tabs[INFO]! - this.tabs[INFO - 1]! - 1, this.limits)
     if (fieldsReason) throw new VcfFormatError(lineNo, fieldsReason)
 
     const format = v.FORMAT && v.FORMAT !== '.' ? v.FORMAT.split(':') : []
@@ -222,7 +258,7 @@ class RecordChecker {
       for (let i = 0; i < this.sampleCount; i++) {
         const name = this.header.samples[i]!
         const data = byName[name] ?? {}
-        const sampleReason = sampleProblem(data, alts.length)
+        const sampleReason = sampleProblem(data, alts.length, this.limits)
         if (sampleReason) throw new VcfFormatError(lineNo, `sample ${name}: ${sampleReason(rawSample(line, i, format))}`)
         samples.push(data)
       }
@@ -247,7 +283,12 @@ class RecordChecker {
 
   private columnsProblem(line: string): string | undefined {
     let tabs = 0
-    for (let i = line.indexOf('\t'); i !== -1; i = line.indexOf('\t', i + 1)) tabs++
+    for (let i = line.indexOf('\t'); i !== -1; i = line.indexOf('\t', i + 1)) {
+      if (tabs < this.tabs.length) this.tabs[tabs] = i
+      tabs++
+    }
+    // A sites-only line's INFO runs to its end.
+    if (tabs === INFO) this.tabs[INFO] = line.length
     const columns = tabs + 1
     if (columns < 8) {
       return `expected at least 8 tab-separated columns, found ${columns}${line.includes(' ') && columns < 3 ? ' (spaces instead of tabs?)' : ''}`
@@ -258,6 +299,41 @@ class RecordChecker {
     if (this.sampleCount === 0 && columns > 9) return `found ${columns} columns but the header names no samples`
     return undefined
   }
+
+  /** The first fixed column over its limit, from the raw line (before anything is parsed out of it). */
+  private sizeProblem(line: string): string | undefined {
+    const { limits, tabs } = this
+    const start = (column: number) => (column === 0 ? 0 : tabs[column - 1]! + 1)
+    const over = (column: number, limit: number) => bytesOver(line, limit, start(column), tabs[column])
+    const columns: Array<[number, number]> = [
+      [CHROM, limits.chromBytes],
+      [ID, limits.idBytes],
+      [REF, limits.alleleBytes],
+      [FILTER, limits.filterBytes],
+      [INFO, limits.infoBytes],
+    ]
+    for (const [column, limit] of columns) {
+      const bytes = over(column, limit)
+      if (bytes !== undefined)
+        return `${COLUMN_NAMES[column]} is ${thousands(bytes)} bytes long; at most ${thousands(limit)} are accepted${LONG_ALLELE_HINT[column] ?? ''}`
+    }
+    if (over(ALT, limits.alleleBytes) !== undefined) {
+      const alts = line.slice(start(ALT), tabs[ALT]).split(',')
+      for (const [i, alt] of alts.entries()) {
+        const bytes = bytesOver(alt, limits.alleleBytes)
+        if (bytes !== undefined) {
+          return `ALT allele ${i + 1} is ${thousands(bytes)} bytes long; at most ${thousands(limits.alleleBytes)} are accepted${LONG_ALLELE_HINT[ALT]}`
+        }
+      }
+    }
+    return undefined
+  }
+}
+
+/** What to do about an allele over the limit. */
+const LONG_ALLELE_HINT: Record<number, string> = {
+  [REF]: ' (write a longer deletion as a symbolic allele, <DEL> with END)',
+  [ALT]: ' (write a longer allele as a symbolic one, such as <INS> or <DUP> with SVLEN or END)',
 }
 
 function fieldsProblem(
@@ -267,10 +343,12 @@ function fieldsProblem(
   alts: string[],
   qual: number | undefined,
   info: Record<string, InfoValue>,
+  limits: VcfLimits,
 ): string | undefined {
   if (!chrom || /\s/.test(chrom)) return `CHROM is empty or has spaces: ${JSON.stringify(chrom)}`
   const posText = line.split('\t', 2)[1] ?? ''
   if (!/^\d+$/.test(posText)) return `POS is not a position: ${JSON.stringify(posText)}`
+  if (Number(posText) > limits.position) return `POS ${clip(posText, 20)} is past ${thousands(limits.position)}, the largest position accepted`
   if (!REF_RE.test(ref)) return `REF is not a sequence of bases: ${JSON.stringify(line.split('\t', 4)[3])}`
   for (const alt of alts) {
     if (!(alt === '*' || BASES_RE.test(alt) || SYMBOLIC_RE.test(alt) || BREAKEND_RE.test(alt))) {
@@ -285,6 +363,17 @@ function fieldsProblem(
   return undefined
 }
 
+/** An INFO field with more values than the limit (a field of n values has n − 1 commas: a shorter INFO column has none). */
+function infoValuesProblem(info: Record<string, InfoValue>, infoLength: number, limits: VcfLimits): string | undefined {
+  if (infoLength <= limits.infoValues) return undefined
+  for (const [key, value] of Object.entries(info)) {
+    if (Array.isArray(value) && value.length > limits.infoValues) {
+      return `INFO ${clip(key, 40)} has ${thousands(value.length)} values; at most ${thousands(limits.infoValues)} are accepted`
+    }
+  }
+  return undefined
+}
+
 /** INFO fields the variants read as integers. */
 const INTEGER_INFO = ['END', 'SVLEN']
 /** FORMAT fields the variants read as integers. */
@@ -294,10 +383,13 @@ const notInteger = (x: string | number | undefined) => x !== undefined && !Numbe
 const notNumber = (x: string | number | undefined) => x !== undefined && !Number.isFinite(Number(x))
 
 /** What is wrong with a sample's data, as a message given its raw FORMAT values. */
-function sampleProblem(data: SampleData, altCount: number): ((raw: (key: string) => string) => string) | undefined {
+function sampleProblem(data: SampleData, altCount: number, limits: VcfLimits): ((raw: (key: string) => string) => string) | undefined {
   const gt = data.GT?.[0]
   if (gt !== undefined) {
     const text = String(gt)
+    if (text.length > limits.genotypeLength) {
+      return () => `GT is ${thousands(text.length)} characters long; at most ${thousands(limits.genotypeLength)} are accepted`
+    }
     if (!GT_RE.test(text)) return () => `GT is not a genotype: ${JSON.stringify(text)}`
     for (const allele of text.split(/[/|]/)) {
       if (allele !== '.' && Number(allele) > altCount) {

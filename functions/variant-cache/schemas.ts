@@ -235,9 +235,17 @@ export const Ingestion = z
       .object({
         step: z.enum(INGESTION_STEPS),
         reason: z.string(),
-        line: z.number().int().optional().openapi({ description: 'The malformed line of the (decompressed) VCF' }),
+        line: z
+          .number()
+          .int()
+          .optional()
+          .openapi({ description: 'The line of the (decompressed) VCF whose record is malformed, over a limit, or refused by the database' }),
       })
-      .optional(),
+      .optional()
+      .openapi({
+        description:
+          'Why a failed ingestion failed: a failure no retry could pass (a malformed or oversized record, a missing file, no sample matched, a write the database refuses as invalid)',
+      }),
     replaced_build_id: z.string().nullable().optional(),
     steps: z.array(Step),
   })

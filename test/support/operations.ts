@@ -78,9 +78,9 @@ const putFile = (c: Ctx, path: string) => files!.storage.write(c.world.project.b
 const fileEntity = (c: Ctx, path: string) => `file:gs://${c.world.project.bucket_name}/${path}`
 
 /** A subject, a sample of it and a draft order, through the clinical-data service as the owner. */
-const subjectVia = (c: Ctx, body: Record<string, unknown> = {}) =>
+export const subjectVia = (c: Ctx, body: Record<string, unknown> = {}) =>
   c.as('clinical', 'POST', '/subjects', { external_id: `P-${rand()}`, sex: 'female', affected_status: 'unaffected', ...body })
-const sampleVia = async (c: Ctx, subjectId?: string) => {
+export const sampleVia = async (c: Ctx, subjectId?: string) => {
   const external_id = `S-${rand()}`
   const bucket = c.world.project.bucket_name
   return c.as('clinical', 'POST', '/samples', {
@@ -109,7 +109,7 @@ const variantCache = new MemoryVariantCache()
 const reportsOf = (c: Ctx) => reportsDeps(createKernel(c.world.deps.config, 'reports', { firestore: c.world.deps.db.firestore }), variantCache)
 const reportEntity = (id: string) => `report:${id}`
 /** A draft report, through the report service, for an in-progress trio order with a variant in its cache. */
-const reportVia = async (c: Ctx) => {
+export const reportVia = async (c: Ctx) => {
   const order = await makeTrioOrder(c.world.deps, c.world.project)
   const variant = cachedVariant()
   variantCache.put(c.world.project.id, order.id, variant)
@@ -547,7 +547,8 @@ export interface Operation {
 /**
  * A tenant with every service's app on the emulators (admin with the real local OIDC provider, the
  * compute service with the local executor, the file service with its local storage, the rest from
- * the registry), a context for the fixtures, and every mutating operation of every service.
+ * the registry), a context for the fixtures, every mutating operation of every service, and every
+ * read (GET) operation (test/support/read-operations.ts has theirs).
  */
 export async function operationsWorld() {
   const stack = await startLoginStack()
@@ -584,16 +585,18 @@ export async function operationsWorld() {
     },
   }
   const operations: Operation[] = []
+  const reads: Operation[] = []
   for (const service of SERVICES) {
     for (const o of operationsOf(await fetchDoc(appOf(service.name)))) {
-      if (MUTATING.includes(o.method))
-        operations.push({
-          service: service.name,
-          id: o.op.operationId ?? `${o.method} ${o.path}`,
-          method: o.method,
-          path: o.path,
-          isPublic: o.isPublic,
-        })
+      const operation = {
+        service: service.name,
+        id: o.op.operationId ?? `${o.method} ${o.path}`,
+        method: o.method,
+        path: o.path,
+        isPublic: o.isPublic,
+      }
+      if (MUTATING.includes(o.method)) operations.push(operation)
+      else if (o.method === 'get') reads.push(operation)
     }
   }
   return {
@@ -602,6 +605,9 @@ export async function operationsWorld() {
     ctx,
     audit,
     operations,
+    reads,
+    /** The project buckets the file service and the variant cache see. */
+    storage: files.storage,
     appOf,
     scoped,
     async close() {

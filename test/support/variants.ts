@@ -97,7 +97,7 @@ export async function makeVariantWorld(opts: { tuning?: Partial<IngestionTuning>
   }
 }
 
-/** An injected crash: permanent, so the in-process runner does not retry it, as a dead process would not. */
+/** An injected crash: the in-process runner stops there without another attempt, as a dead process would (domain/variants/failures.ts). */
 export function crash(where: string): Error {
-  return Object.assign(new Error(`injected crash: ${where}`), { permanent: true })
+  return Object.assign(new Error(`injected crash: ${where}`), { crash: true })
 }

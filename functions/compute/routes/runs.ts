@@ -71,9 +71,7 @@ async function loadRun(c: Context<ComputeEnv>, id: string): Promise<RunRecord> {
 }
 
 async function listRuns(c: Context<ComputeEnv>, filters: z.infer<typeof RunListQuery>, page: z.infer<typeof PageQuery>) {
-  // An order filter names the order by id or accession; a string that is neither matches runs that stored it as given.
-  const order = filters.order_id ? await c.get('deps').orders.resolve(c.get('project').id, filters.order_id) : undefined
-  const result = await c.get('deps').runs.list(c.get('project').id, { ...filters, order_id: order?.id ?? filters.order_id }, page)
+  const result = await c.get('deps').runs.list(c.get('project').id, filters, page)
   return pageResponse(c, { items: result.items.map(toRun), nextPageToken: result.nextPageToken })
 }
 
@@ -151,7 +149,9 @@ runs.openapi(
     // A name picks (almost always) one run: combining it would only need more composite indexes for nothing.
     if (name !== undefined && (order_id !== undefined || status !== undefined))
       throw badRequest('query.name: cannot be combined with order_id or status')
-    return listRuns(c, { order_id, status, name }, page)
+    // An order filter names the order by id or accession; a string that is neither matches runs that stored it as given.
+    const order = order_id ? await c.get('deps').orders.resolve(c.get('project').id, order_id) : undefined
+    return listRuns(c, { order_id: order?.id ?? order_id, status, name }, page)
   },
 )
 
@@ -161,14 +161,18 @@ runs.openapi(
     method: 'get',
     path: '/runs/by-order/{order_id}',
     tags: ['runs'],
-    summary: 'Runs linked to an order, newest first',
+    summary: 'Runs linked to an order, newest first (404 for an order the project does not have)',
     middleware: [read] as const,
     request: { params: OrderParam, query: PageQuery.extend({ status: RunListQuery.shape.status }) },
     responses: { 200: { ...json(z.array(Run)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
     const { status, ...page } = c.req.valid('query')
-    return listRuns(c, { order_id: c.req.valid('param').order_id, status }, page)
+    const { order_id } = c.req.valid('param')
+    // The path names an order: one the project does not have is absent, as every record of another project is.
+    const order = await c.get('deps').orders.resolve(c.get('project').id, order_id)
+    if (!order) throw notFound(`order '${order_id}'`)
+    return listRuns(c, { order_id: order.id, status }, page)
   },
 )
 

@@ -6,6 +6,7 @@ import { WorkflowsIngestionRunner } from '../../../domain/variants/runner.js'
 import type { OrchestratorDeps } from '../../../orchestrator/deps.js'
 import { ingestionStep } from '../../../orchestrator/ingestion-step.js'
 import { makeVariantWorld } from '../../support/variants.js'
+import { rec, vcf } from '../../support/vcf.js'
 
 /**
  * The cloud runner: one Cloud Workflows execution per ingestion (the createExecution request is the
@@ -77,5 +78,18 @@ describe('ingestion under Cloud Workflows', async () => {
       holder: 'h',
     })
     expect(missing).toEqual({ status: 404, body: { detail: 'ingestion not found' } })
+  })
+
+  it('answers stop for a VCF no retry could read (a 1.2 MB ALT): the ingestion failed, naming the line, and the workflow ends', async () => {
+    const t = await w.signedTrio()
+    const huge = rec('chr1', 2000, '.', 'A', `A${'T'.repeat(1_200_000)}`, 50, 'PASS', '.', 'GT', '0/1', '0/0', '0/0')
+    const ing = await w.request(t.order.id, await w.putVcf(vcf({ samples: [t.names.proband, t.names.mother, t.names.father], records: [huge] })))
+    const res = await ingestionStep(deps, { ingestion_id: ing.id, project_id: w.project.id, step: 'validate', holder: 'exec-huge' })
+    expect(res).toEqual({ status: 200, body: expect.objectContaining({ outcome: 'stop', status: 'failed', stop: true }) })
+    expect((await w.deps.ingestions.get(ing.id))!).toMatchObject({
+      status: 'failed',
+      pending: false,
+      error: { step: 'validate', line: expect.any(Number) },
+    })
   })
 })

@@ -9,14 +9,18 @@ import type { Clock } from '../../../lib/clock.js'
 import type { RunRecord } from '../../../domain/runs/store.js'
 import { localPathFor } from '../../../lib/storage.js'
 import { registerOrchestrator } from '../../../orchestrator/functions.js'
+import { LocalIngestionRunner } from '../../../domain/variants/runner.js'
 import {
   DEFAULT_DISPATCH_AFTER_MS,
   DEFAULT_STALE_AFTER_MS,
   dispatchWindow,
+  INGESTION_STALE_MS,
   reconcile,
   type ReconcileReport,
 } from '../../../orchestrator/reconcile.js'
 import { onRunRequested } from '../../../orchestrator/run-requested.js'
+import { makeTrioOrder } from '../../support/reports.js'
+import { rec, vcf } from '../../support/vcf.js'
 import { makeStage, shellPipeline, type Stage } from './stage.js'
 import { listen, until } from './support.js'
 
@@ -257,6 +261,41 @@ describe('the reconciler', () => {
     expect(after.status).toBe('cancelled')
     expect(after.cancel?.job_deleted_at).toBeDefined()
     expect((await reconcile(stage.deps)).jobs_deleted).not.toContain(run.id)
+  })
+
+  it('leaves alone an ingestion that failed for good (a 1.2 MB ALT), and requests again one whose runner died', async () => {
+    const { world, deps } = stage
+    await stage.pubsub.topic(stage.config.topics.ingestionRequested).get({ autoCreate: true })
+    /** An ingestion of a new trio order of the stage's project from this VCF text. */
+    const requested = async (records: (names: string[]) => string[]) => {
+      const order = await makeTrioOrder(stage.kernel, world.project)
+      const names = (await deps.ingestion.orders.samplesOf(order)).map((v) => v.sample.external_id)
+      const path = `vcf/${order.id}.vcf`
+      await deps.storage.write(world.project.bucket_name, path, vcf({ samples: names, records: records(names) }))
+      const { ingestion } = await deps.ingestions.request(SYSTEM_ACTOR, {
+        project: { id: world.project.id, org_id: world.project.org_id },
+        order,
+        source_uri: `gs://${world.project.bucket_name}/${path}`,
+        trigger: 'request',
+        requested_by: world.owner.user.id,
+      })
+      return ingestion
+    }
+    const call = (alt: string) => rec('chr1', 2000, '.', 'A', alt, 50, 'PASS', '.', 'GT', '0/1', '0/0', '0/0')
+    const failed = await requested(() => [call(`A${'T'.repeat(1_200_000)}`)])
+    const runner = new LocalIngestionRunner(deps.ingestion)
+    await runner.start(failed)
+    await runner.settled(failed.id)
+    const after = (await deps.ingestions.get(failed.id))!
+    expect(after).toMatchObject({ status: 'failed', pending: false, error: { step: 'validate', line: expect.any(Number) } })
+    // Its runner never came (a queue restarted): still queued, and pending.
+    const abandoned = await requested(() => [call('G')])
+
+    offsetMs = INGESTION_STALE_MS + 60_000
+    const report = await reconcile(stage.deps)
+    expect(report.ingestions_resumed).toContain(abandoned.id)
+    expect(report.ingestions_resumed).not.toContain(failed.id)
+    expect(await deps.ingestions.get(failed.id)).toEqual(after)
   })
 
   it('answers its HTTP trigger with the report', async () => {

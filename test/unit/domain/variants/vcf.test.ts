@@ -4,6 +4,7 @@ import { Readable } from 'node:stream'
 import { createGzip } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { trioVcfStream } from '../../../../domain/variants/synthetic.js'
+import { VCF_LIMITS } from '../../../../domain/variants/limits.js'
 import { openVcf, readLines, VcfFormatError, type VcfRecord } from '../../../../domain/variants/vcf.js'
 import { bgzf, gzip, META, rec, streamOf, vcf } from '../../../support/vcf.js'
 
@@ -259,6 +260,97 @@ describe('malformed VCFs', () => {
     )
     expect((await failure(vcf({ samples: ['A', 'A'], records: [] }))).message).toMatch(/^line \d+: sample A appears twice in the #CHROM line$/)
     expect(await failure('')).toMatchObject({ line: 1, reason: 'no #CHROM header line' })
+  })
+})
+
+describe('oversized records (domain/variants/limits.ts)', () => {
+  const first = 2 + META.length + 8 + 2
+  const ok = rec('chr1', 100, '.', 'A', 'G', 50, 'PASS', 'DP=3', FORMAT, '0/1:10,8:18:99', '0/0:20,0:20:60', '0/0:15,0:15:45')
+  const withLine = (line: string) => vcf({ records: [ok, line, ok] })
+  const samples = ['0/1', '0/0', '0/0']
+  const site = (columns: Partial<Record<'chrom' | 'pos' | 'id' | 'ref' | 'alt' | 'filter' | 'info' | 'gt', string>>) =>
+    rec(
+      columns.chrom ?? 'chr1',
+      columns.pos ?? 5,
+      columns.id ?? '.',
+      columns.ref ?? 'A',
+      columns.alt ?? 'G',
+      9,
+      columns.filter ?? 'PASS',
+      columns.info ?? '.',
+      'GT',
+      columns.gt ?? samples[0]!,
+      samples[1]!,
+      samples[2]!,
+    )
+  const csq = (n: number) => `CSQ=${Array.from({ length: n }, (_, i) => `G|missense_variant|MODERATE|GENE${i}`).join(',')}`
+
+  it.each([
+    [
+      'a 1.2 MB ALT allele',
+      site({ alt: `G,${'T'.repeat(1_200_000)}` }),
+      'ALT allele 2 is 1,200,000 bytes long; at most 50,000 are accepted (write a longer allele as a symbolic one, such as <INS> or <DUP> with SVLEN or END)',
+    ],
+    [
+      'a REF over 50,000 bases',
+      site({ ref: 'A'.repeat(50_001) }),
+      'REF is 50,001 bytes long; at most 50,000 are accepted (write a longer deletion as a symbolic allele, <DEL> with END)',
+    ],
+    ['a CHROM over 255 bytes', site({ chrom: `chr${'é'.repeat(127)}` }), 'CHROM is 257 bytes long; at most 255 are accepted'],
+    [
+      'an ID column over 4 KiB',
+      site({ id: Array.from({ length: 800 }, (_, i) => `rs${i}`).join(';') }),
+      'ID is 4,689 bytes long; at most 4,096 are accepted',
+    ],
+    [
+      'a FILTER column over 1 KiB',
+      site({ filter: Array.from({ length: 300 }, (_, i) => `f${i}`).join(';') }),
+      'FILTER is 1,389 bytes long; at most 1,024 are accepted',
+    ],
+    ['an INFO column over 128 KiB', site({ info: `NOTE=${'x'.repeat(128 * 1024)}` }), 'INFO is 131,077 bytes long; at most 131,072 are accepted'],
+    ['an INFO field of more than 1,000 values', site({ info: csq(1_001) }), 'INFO CSQ has 1,001 values; at most 1,000 are accepted'],
+    ['a POS past the VCF integer', site({ pos: '2147483648' }), 'POS 2147483648 is past 2,147,483,647, the largest position accepted'],
+    [
+      'a genotype of more than 64 characters',
+      site({ gt: Array.from({ length: 33 }, () => '0').join('/') }),
+      'sample P1: GT is 65 characters long; at most 64 are accepted',
+    ],
+  ])('refuses %s, naming the line, the field and the limit', async (_, line, reason) => {
+    const error = await failure(withLine(line))
+    expect(error).toMatchObject({ line: first + 1, reason })
+  })
+
+  it('accepts a record with each field at its limit', async () => {
+    const line = site({
+      chrom: `chr${'U'.repeat(252)}`,
+      pos: '2147483647',
+      id: `rs${'1'.repeat(4_094)}`,
+      ref: 'A'.repeat(50_000),
+      alt: `${'C'.repeat(50_000)},<DEL>`,
+      filter: 'q'.repeat(1_024),
+      info: csq(1_000).padEnd(128 * 1024, ';'),
+      gt: `${Array.from({ length: 32 }, () => '0').join('/')}/`.slice(0, 63),
+    })
+    const [, read] = await records(withLine(line))
+    expect(read).toMatchObject({ pos: 2_147_483_647, ref: 'A'.repeat(50_000), alts: ['C'.repeat(50_000), '<DEL>'] })
+  })
+
+  it('refuses a header of more than 1,000 samples, or a sample name over 256 bytes, naming the #CHROM line', async () => {
+    const many = Array.from({ length: 1_001 }, (_, i) => `S${i}`)
+    expect((await failure(vcf({ samples: many, records: [] }))).reason).toBe(
+      "the #CHROM line names 1,001 samples; at most 1,000 are accepted: keep the order's samples (bcftools view -s)",
+    )
+    const long = 'N'.repeat(257)
+    const error = await failure(vcf({ samples: ['P1', long], records: [] }))
+    expect(error).toMatchObject({ line: 2 + META.length + 8 + 1, reason: `sample name ${'N'.repeat(80)}… is 257 bytes; at most 256 are accepted` })
+  })
+
+  it('reads within limits of its own when given them', async () => {
+    const limits = { ...VCF_LIMITS, alleleBytes: 2_000_000 }
+    const reader = await openVcf(streamOf(withLine(site({ alt: 'T'.repeat(1_200_000) })), 65_536), { limits })
+    const read: VcfRecord[] = []
+    for await (const r of reader.records) read.push(r)
+    expect(read[1]!.alts[0]).toHaveLength(1_200_000)
   })
 })
 
