@@ -81,7 +81,7 @@ export interface VariantOverrides {
   include_in_report?: boolean
 }
 
-export const OVERRIDE_FIELDS = [
+const OVERRIDE_FIELDS = [
   'acmg_classification',
   'acmg_criteria',
   'transcript',
@@ -157,7 +157,7 @@ export const REPORTABLE_ORDERS: ReadonlySet<OrderStatus> = new Set<OrderStatus>(
 const WITHDRAWALS: ReadonlySet<ReportStatus> = new Set<ReportStatus>(['cancelled', 'entered_in_error'])
 
 /** 409 naming the order's status when the order is not one a report is written, changed or signed for. */
-export function orderRefusal(order: OrderFacts | undefined, refused: string): Refusal | undefined {
+function orderRefusal(order: OrderFacts | undefined, refused: string): Refusal | undefined {
   if (!order) return conflictWith(`the order of the report no longer exists: ${refused}`)
   if (REPORTABLE_ORDERS.has(order.status)) return undefined
   return conflictWith(`order ${order.accession} is ${order.status}: ${refused}`)
@@ -662,7 +662,7 @@ export function describeBlocker(b: Blocker): string {
 }
 
 /** What the blockers refuse: 409 when the order stops the report for everyone, 403 when it is about the signer, else 409. */
-export function blockedRefusal(blockers: Blocker[]): Refusal {
+function blockedRefusal(blockers: Blocker[]): Refusal {
   const detail = blockers.map(describeBlocker).join('; ')
   if (blockers.some((b) => b.kind === 'order')) return conflictWith(detail)
   const contributor = blockers.find((b) => b.kind === 'contributor')
@@ -675,9 +675,9 @@ export function blockedRefusal(blockers: Blocker[]): Refusal {
 // The browser sign-off: the page, the form's post, the signature
 
 export const PAGE_TTL_MS = 15 * 60 * 1000
-export const REAUTH_TTL_MS = 5 * 60 * 1000
+const REAUTH_TTL_MS = 5 * 60 * 1000
 /** A signature is accepted only with an authentication at the identity provider this recent (21 CFR 11.200). */
-export const MAX_AUTH_AGE_MS = 5 * 60 * 1000
+const MAX_AUTH_AGE_MS = 5 * 60 * 1000
 
 /**
  * Where a sign-off stopped: the rules about the signer, the report and its order (`blocked`), the

@@ -1,5 +1,5 @@
 import type { DocumentReference, Query, Transaction } from '@google-cloud/firestore'
-import type { AuditContext, AuditInput, AuditWriter } from '../../lib/audit.js'
+import type { AuditContext, AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
 import { orRefuse, type Allowed, type DeniedOn } from '../../lib/decision.js'
@@ -121,17 +121,15 @@ export class ReportStore {
     return new Map(found.map((o) => [o.id, o]))
   }
 
-  /** Prepares the audit chains of `events` (reads: before any write of the transaction) and returns the writer. */
-  private chains(tx: Transaction, events: AuditInput[]) {
-    return this.audit.prepareMany(
-      tx,
-      events.map((e) => ({ project_id: e.project_id, entity: e.entity })),
-    )
-  }
-
-  /** Prepares the decision's audit chains, then runs `write` (the records) and records its events: after every read of `tx`. */
+  /**
+   * Writes an allowed decision in `tx`: prepares the audit chains of its events (reads, so after
+   * every other read of the transaction), runs `write` (its records), and records its events.
+   */
   async commit<C>(tx: Transaction, ctx: AuditContext, decision: Allowed<C>, write: (changes: C) => void): Promise<void> {
-    const audit = await this.chains(tx, decision.events)
+    const audit = await this.audit.prepareMany(
+      tx,
+      decision.events.map((e) => ({ project_id: e.project_id, entity: e.entity })),
+    )
     write(decision.changes)
     for (const e of decision.events) audit.write(ctx, e)
   }
