@@ -388,7 +388,7 @@ export interface paths {
         };
         /**
          * Where the identity provider sends the browser back: creates the session and sets the platform_session cookie
-         * @description Checks the state (once only, and only from the browser that started the login), exchanges the code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce), maps the identity to a platform user, stores the session (with the roles at login and the ID token's auth_time) and sets platform_session (HttpOnly, SameSite=Lax, Secure over HTTPS) for the session lifetime. Then redirects to return_to. A re-authentication (a login begun with prompt or max_age by a browser with a session) creates no session: the session records the new auth_time when its own user authenticated, or that another user was refused.
+         * @description Checks the state (once only, and only from the browser that started the login), exchanges the code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce), maps the identity to a platform user, stores the session (with the roles at login and the ID token's auth_time) and sets platform_session (HttpOnly, SameSite=Lax, Secure over HTTPS) for the session lifetime. Then redirects to return_to. A re-authentication (a login begun with prompt or max_age by a browser with a session) creates no session: the session records the new auth_time, with the prompt and max_age the login began with, when its own user authenticated, or that another user was refused. A report signature accepts only a re-authentication begun with prompt=login and max_age=0 after its form was posted.
          */
         get: operations["completeLogin"];
         put?: never;
@@ -2793,7 +2793,7 @@ export interface operations {
                 return_to?: string;
                 /** @description login: the identity provider authenticates the user again, whatever session it has (OIDC Core 3.1.2.1) */
                 prompt?: "login";
-                /** @description The maximum age in seconds of the user's authentication at the provider (0: now). The ID token's auth_time is checked against it. With prompt or max_age, a browser that has a session re-authenticates it: the session keeps its cookie and records the new auth_time, and an authentication as another user is refused (the session is left as it was). */
+                /** @description The maximum age in seconds of the user's authentication at the provider (0: now). The ID token's auth_time is checked against it. With prompt or max_age, a browser that has a session re-authenticates it: the session keeps its cookie and records the new auth_time with the prompt and max_age asked, and an authentication as another user is refused (the session is left as it was). A max_age above 0 lets the provider answer from its own session without asking for a password: a report signature does not accept such a re-authentication. */
                 max_age?: number | null;
             };
             header?: never;

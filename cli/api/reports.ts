@@ -33,7 +33,10 @@ export interface paths {
         delete: operations["deleteReport"];
         options?: never;
         head?: never;
-        /** Update a draft: summary, notes, template_type, conclusion (409 for any other status: a signed report is amended instead) */
+        /**
+         * Update a draft: summary, notes, template_type, conclusion (409 for any other status: a signed report is amended instead)
+         * @description The caller becomes one of the report's contributors (edited), who do not sign it. 409 naming the order's status while the order is cancelled or entered in error.
+         */
         patch: operations["updateReport"];
         trace?: never;
     };
@@ -48,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Move the report to the status `to` along the allowed edges (409 naming the allowed targets otherwise)
-         * @description Edges and the permission each needs: draft→in_review (report.draft; a conclusion, and every included variant classified); in_review→draft (report.draft); draft|in_review→cancelled (report.cancel, reason); any→entered_in_error (report.cancel, reason). in_review→signed happens only in the browser sign-off ({report_url}/{id}/signoff/), signed→superseded only when an amendment of the report is signed.
+         * @description Edges and the permission each needs: draft→in_review (report.draft; a conclusion, and every included variant classified); in_review→draft (report.draft); draft|in_review→cancelled (report.cancel, reason); any→entered_in_error (report.cancel, reason). in_review→signed happens only in the browser sign-off ({report_url}/{id}/signoff/), signed→superseded only when an amendment of the report is signed. Whoever sends a report to review becomes one of its contributors, who do not sign it. While the order is cancelled or entered in error, only cancelled and entered_in_error are allowed (409 naming the order's status).
          */
         post: operations["transitionReport"];
         delete?: never;
@@ -68,7 +71,7 @@ export interface paths {
         put?: never;
         /**
          * Amend a signed report: a new draft revision (n + 1) that replaces it, starting from its content; the signed one is never edited
-         * @description The new revision copies the fields, variants (with their overrides) and comments of the signed one, and names it in `replaces`. When the new revision is signed, the old one becomes superseded in the same transaction. One amendment at a time (409 naming the one in progress).
+         * @description The new revision copies the fields, variants (with their overrides) and comments of the signed one, and names it in `replaces`. When the new revision is signed, the old one becomes superseded in the same transaction. One amendment at a time (409 naming the one in progress). The caller is the new revision's author and its first contributor; those of the signed revision are not carried over. 409 naming the order's status while the order is cancelled or entered in error (mark the report entered in error instead).
          */
         post: operations["amendReport"];
         delete?: never;
@@ -87,7 +90,10 @@ export interface paths {
         /** The variants on the report, in the order they were added: the report's overrides with the variant as the order's current cache has it */
         get: operations["listReportVariants"];
         put?: never;
-        /** Add a variant of the order's current variant cache by its id, with optional overrides (404 naming it when the cache does not have it) */
+        /**
+         * Add a variant of the order's current variant cache by its id, with optional overrides (404 naming it when the cache does not have it)
+         * @description The caller becomes one of the report's contributors, who do not sign it. 409 naming the order's status while the order is cancelled or entered in error.
+         */
         post: operations["addReportVariant"];
         delete?: never;
         options?: never;
@@ -106,11 +112,17 @@ export interface paths {
         get: operations["getReportVariant"];
         put?: never;
         post?: never;
-        /** Take a variant off the report (a draft only); the variant cache is not changed */
+        /**
+         * Take a variant off the report (a draft only); the variant cache is not changed
+         * @description The caller becomes one of the report's contributors, who do not sign it. 409 naming the order's status while the order is cancelled or entered in error.
+         */
         delete: operations["removeReportVariant"];
         options?: never;
         head?: never;
-        /** Change a variant's per-report overrides (a draft only); null clears one */
+        /**
+         * Change a variant's per-report overrides (a draft only); null clears one
+         * @description The caller becomes one of the report's contributors, who do not sign it. 409 naming the order's status while the order is cancelled or entered in error.
+         */
         patch: operations["updateReportVariant"];
         trace?: never;
     };
@@ -189,6 +201,18 @@ export interface components {
          *         "name": "Ann Analyst",
          *         "email": "ann@lab.example"
          *       },
+         *       "contributors": [
+         *         {
+         *           "id": "0f1e2d3c-4b5a-4968-8776-5a4b3c2d1e0f",
+         *           "did": [
+         *             "created",
+         *             "edited",
+         *             "changed_variants",
+         *             "changed_overrides",
+         *             "sent_to_review"
+         *           ]
+         *         }
+         *       ],
          *       "revision": 1,
          *       "signatures": [],
          *       "status_history": [
@@ -246,6 +270,8 @@ export interface components {
             notes?: string;
             conclusion?: string;
             author: components["schemas"]["UserRef"];
+            /** @description Everyone who changed this revision's content or sent it to review, with what they did, the author first. None of them signs it (four eyes): sign_off.blockers says so to each of them. An amendment's contributors are its own: those of the revision it replaces are not carried over. */
+            contributors: components["schemas"]["ReportContributor"][];
             /** @description 1, then n + 1 for each amendment */
             revision: number;
             /**
@@ -295,7 +321,7 @@ export interface components {
                  */
                 taken_at: string;
             };
-            /** @description The statuses this caller may move the report to now with POST /reports/{id}/transition; never signed (see sign_off) */
+            /** @description The statuses this caller may move the report to now with POST /reports/{id}/transition; never signed (see sign_off). While the order is cancelled or entered in error, only cancelled and entered_in_error. */
             available_transitions: ("draft" | "in_review" | "signed" | "superseded" | "cancelled" | "entered_in_error")[];
             /** @description In review: where and whether this caller may sign the report (signing is in a browser only); null otherwise */
             sign_off: {
@@ -304,7 +330,7 @@ export interface components {
                  * @example https://reports.lab.example/6a1f0c3e-2b4d-4e5f-8a9b-0c1d2e3f4a5b/signoff/
                  */
                 url: string;
-                /** @description Why this caller may not sign it now; empty when they may */
+                /** @description Why this caller may not sign it now (they changed it, they lack report.sign, a review comment is open, its order is cancelled or entered in error); empty when they may */
                 blockers: string[];
             } | null;
             /**
@@ -335,6 +361,15 @@ export interface components {
             id: string;
             name?: string;
             email?: string;
+        };
+        ReportContributor: {
+            /**
+             * @description The user id
+             * @example 0f1e2d3c-4b5a-4968-8776-5a4b3c2d1e0f
+             */
+            id: string;
+            /** @description What they did: created (wrote the report), amended (started this revision), edited (summary, conclusion, notes, template_type), changed_variants (added or removed variants), changed_overrides (changed a variant's classification, criteria, interpretation or other overrides), sent_to_review */
+            did: ("created" | "amended" | "edited" | "changed_variants" | "changed_overrides" | "sent_to_review")[];
         };
         Signature: {
             signer: components["schemas"]["UserRef"];

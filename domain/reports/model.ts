@@ -38,6 +38,22 @@ export type SignatureMeaning = (typeof SIGNATURE_MEANINGS)[number]
 export const AMENDMENT_KINDS = ['amended', 'corrected', 'appended'] as const
 export type AmendmentKind = (typeof AMENDMENT_KINDS)[number]
 
+/**
+ * What a person did to a report's content or its way to signing: wrote it (`created`, or
+ * `amended`: started this revision), changed its text (`edited`: summary, conclusion, notes,
+ * template type), added or removed variants (`changed_variants`), changed a variant's overrides
+ * (`changed_overrides`), or sent it to review (`sent_to_review`). Whoever did any of them does not
+ * sign it (four eyes: domain/reports/decide.ts).
+ */
+export const CONTRIBUTIONS = ['created', 'amended', 'edited', 'changed_variants', 'changed_overrides', 'sent_to_review'] as const
+export type Contribution = (typeof CONTRIBUTIONS)[number]
+
+/** One person who changed a report (a user id), with what they did, in CONTRIBUTIONS order. */
+export interface Contributor {
+  id: string
+  did: Contribution[]
+}
+
 /** Bounds that keep a report, and its snapshot, one Firestore document each. */
 export const MAX_REPORT_VARIANTS = 100
 export const MAX_REPORT_COMMENTS = 200
@@ -91,6 +107,12 @@ export interface ReportRecord {
   notes?: string
   conclusion?: string
   author: UserRef
+  /**
+   * Everyone who changed this revision's content or sent it to review, the author first. Absent on
+   * reports written before it was recorded: contributorsOf (decide.ts) reads those from the author
+   * and the status history.
+   */
+  contributors?: Contributor[]
   /** 1 for the first report, n + 1 for the amendment of revision n. */
   revision: number
   /** The signed revision this one amends. */

@@ -1,20 +1,25 @@
-import { FieldValue, Timestamp } from '@google-cloud/firestore'
-import type { AuditContext, AuditInput, AuditWriter } from '../../lib/audit.js'
-import type { Permission } from '../../lib/auth/roles.js'
+import { Timestamp, type Transaction } from '@google-cloud/firestore'
+import type { AuditContext, AuditWriter } from '../../lib/audit.js'
+import type { SessionRecord } from '../../lib/auth/tokens.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
+import { orRefuse, type Refusal } from '../../lib/decision.js'
 import { newId, newSecret } from '../../lib/ids.js'
 import {
-  reportRefs,
-  type ReportRecord,
-  type SignatureMeaning,
-  type SignatureRecord,
-  type SignoffRecord,
-  type SnapshotRecord,
-  type StatusChange,
-  type UserRef,
-} from './model.js'
-import type { ReportProject, ReportStore } from './store.js'
+  decideFormPost,
+  decideSignature,
+  decideSignoffPage,
+  decideSnapshot,
+  PAGE_TTL_MS,
+  signoffRefusedEvent,
+  type ReauthState,
+  type ReportProject,
+  type Signer,
+  type SignoffDenied,
+  type SignoffStop,
+} from './decide.js'
+import { reportRefs, type ReportRecord, type SignatureMeaning, type SignatureRecord, type SignoffRecord, type SnapshotRecord } from './model.js'
+import type { ReportStore } from './store.js'
 
 /**
  * The browser sign-off of a report (DOMAIN.md, Reports; 21 CFR 11.50, 11.70, 11.200):
@@ -22,86 +27,32 @@ import type { ReportProject, ReportStore } from './store.js'
  *     session, the report and the snapshot (`openPage`);
  *  2. the form's post is checked and the signer is sent to the identity provider to prove who they
  *     are again (`requestReauthentication`);
- *  3. back from the provider, with an authentication of the last five minutes by the same user in
- *     the same session, the signature is recorded and the report signed (`complete`).
- * Every step checks the same rules again (`blockersFor`), so a report that changed, a review
- * comment opened or a role removed between the steps stops the signature.
+ *  3. back from the provider, with a re-authentication asked for this signature (prompt=login,
+ *     max_age=0) by the same user in the same session after the post, the signature is recorded
+ *     and the report signed (`complete`).
+ * The rules are decide.ts's, checked again at every step on the report and its order as read in
+ * the step's transaction, so that a report that changed, an order withdrawn, a review comment
+ * opened or a role removed between the steps stops the signature. A refused step records
+ * report.signoff_refused in the same transaction that spends its token.
  */
-export const PAGE_TTL_MS = 15 * 60 * 1000
-export const REAUTH_TTL_MS = 5 * 60 * 1000
-/** A signature is accepted only with an authentication at the identity provider this recent. */
-export const MAX_AUTH_AGE_MS = 5 * 60 * 1000
 
-export type Blocker =
-  { kind: 'status'; status: string } | { kind: 'permission'; permission: Permission } | { kind: 'author' } | { kind: 'open_review'; count: number }
-
-export interface Signer {
-  user: UserRef
-  /** The platform session the browser uses (SessionRecord.id). */
-  sessionId: string
-  can: (permission: Permission) => boolean
+/** Why a step of the sign-off refused, for the page that says so: where it stopped, and the refusal (its status and detail). */
+export interface SignoffRefusal {
+  stop: SignoffStop
+  refusal: Refusal
 }
 
-/** Why this signer may not sign this report now: none when they may. */
-export function blockersFor(
-  report: Pick<ReportRecord, 'status' | 'author' | 'open_review_comments'>,
-  signer: Pick<Signer, 'user' | 'can'>,
-): Blocker[] {
-  const blockers: Blocker[] = []
-  if (report.status !== 'in_review') blockers.push({ kind: 'status', status: report.status })
-  if (!signer.can('report.sign')) blockers.push({ kind: 'permission', permission: 'report.sign' })
-  if (report.author.id === signer.user.id) blockers.push({ kind: 'author' })
-  if (report.open_review_comments > 0) blockers.push({ kind: 'open_review', count: report.open_review_comments })
-  return blockers
-}
+const refused = (denied: SignoffDenied) => ({ ok: false as const, refusal: { stop: denied.stop, refusal: denied.refusal } })
 
-export function describeBlocker(b: Blocker): string {
-  switch (b.kind) {
-    case 'status':
-      return b.status === 'draft'
-        ? 'the report is a draft: it is signed once it is in review'
-        : `the report is ${b.status.replaceAll('_', ' ')}: only a report in review is signed`
-    case 'permission':
-      return `signing needs the permission ${b.permission} (a reviewer of the project)`
-    case 'author':
-      return 'you are the author of this report: a second person reviews and signs it'
-    case 'open_review':
-      return `${b.count} review comment${b.count === 1 ? ' is' : 's are'} still open: resolve ${b.count === 1 ? 'it' : 'them'} before signing`
+/** The session's re-authentication as the last step judges it (lib/auth/tokens.ts SessionRecord). */
+export function reauthStateOf(session: SessionRecord): ReauthState {
+  const { reauth, reauth_refused: other } = session
+  return {
+    userId: session.user_id,
+    sessionId: session.id,
+    ...(reauth ? { reauth: { prompt: reauth.prompt, maxAge: reauth.max_age, authTime: reauth.auth_time.toDate(), at: reauth.at.toDate() } } : {}),
+    ...(other ? { refused: { at: other.at.toDate(), userId: other.user_id, email: other.email } } : {}),
   }
-}
-
-/** Why a step of the sign-off refused; `status` is the HTTP status of the page that says so. */
-export type SignoffRefusal =
-  | { kind: 'blocked'; blockers: Blocker[]; status: 403 | 409 }
-  | { kind: 'changed'; status: 409; expected: string; actual: string }
-  | { kind: 'token'; status: 403; detail: string }
-  | { kind: 'session'; status: 403; detail: string }
-  | { kind: 'reauthentication'; status: 403; detail: string }
-
-export const refusalStatus = (blockers: Blocker[]): 403 | 409 => (blockers.some((b) => b.kind === 'permission' || b.kind === 'author') ? 403 : 409)
-
-export function describeRefusal(r: SignoffRefusal): string {
-  switch (r.kind) {
-    case 'blocked':
-      return r.blockers.map(describeBlocker).join('; ')
-    case 'changed':
-      return 'the report changed after this page was shown: what you would sign is no longer what it says. Open the sign-off page again to see the report as it is now.'
-    case 'token':
-    case 'session':
-    case 'reauthentication':
-      return r.detail
-  }
-}
-
-export interface ReauthState {
-  /** The session's user and id. */
-  userId: string
-  sessionId: string
-  /** The ID token's auth_time of the session's latest authentication at the provider, and when the platform recorded it. */
-  authTime?: Date
-  reauthenticatedAt?: Date
-  /** A re-authentication in this session by another user, refused by the admin service. */
-  refused?: { at: Date; userId: string; email?: string }
 }
 
 export class SignoffStore {
@@ -116,34 +67,16 @@ export class SignoffStore {
     this.refs = reportRefs(db)
   }
 
-  private event(
-    project: ReportProject,
-    report: ReportRecord,
-    action: string,
-    change?: AuditInput['change'],
-    outcome?: AuditInput['outcome'],
-  ): AuditInput {
-    return {
-      action,
-      outcome,
-      project_id: project.id,
-      org_id: project.org_id,
-      entity: { type: 'report', id: report.id, parent: report.order_id },
-      change,
-    }
-  }
-
-  /** Records a refused step (the page says why): report.signoff_refused, outcome denied. */
-  async recordRefusal(ctx: AuditContext, project: ReportProject, report: ReportRecord, refusal: SignoffRefusal): Promise<void> {
-    await this.audit.record(
-      ctx,
-      this.event(project, report, 'report.signoff_refused', { reason: `${refusal.kind}: ${describeRefusal(refusal)}`.slice(0, 500) }, 'denied'),
-    )
+  /** Records a refused step's report.signoff_refused in `tx` (after its reads). */
+  private async recordRefused(tx: Transaction, ctx: AuditContext, report: ReportRecord, denied: SignoffDenied) {
+    const e = signoffRefusedEvent(report, denied)
+    ;(await this.audit.prepare(tx, { project_id: e.project_id, entity: e.entity })).write(ctx, e)
   }
 
   /**
-   * Step 1: the snapshot to show (the latest one when the report has not changed since, else a new
-   * one) and the form's token, bound to the session, the report and that snapshot.
+   * Step 1: whether this signer may sign the report of its order now, then the snapshot to show
+   * (the latest one when the report has not changed since, else a new one) and the form's token,
+   * bound to the session, the report and that snapshot; all in one transaction.
    */
   async openPage(
     ctx: AuditContext,
@@ -151,32 +84,43 @@ export class SignoffStore {
     report: ReportRecord,
     signer: Signer,
   ): Promise<{ ok: true; snapshot: SnapshotRecord; token: string } | { ok: false; refusal: SignoffRefusal }> {
-    const blockers = blockersFor(report, signer)
-    if (blockers.length) return { ok: false, refusal: { kind: 'blocked', blockers, status: refusalStatus(blockers) } }
-    const snapshot = await this.reports.takeSnapshot(ctx, project, report, signer.user.id, { reuse: true })
     const token = newSecret('', 32)
-    const now = this.clock.now()
-    const record: SignoffRecord = {
-      stage: 'page',
-      report_id: report.id,
-      project_id: project.id,
-      user_id: signer.user.id,
-      session_id: signer.sessionId,
-      snapshot_id: snapshot.id,
-      sha256: snapshot.sha256,
-      created: Timestamp.fromDate(now),
-      expires_at: Timestamp.fromDate(new Date(now.getTime() + PAGE_TTL_MS)),
-    }
-    await this.refs.signoff(token).create(record)
-    return { ok: true, snapshot, token }
+    const snapshotId = newId()
+    return this.db.transaction(async (tx) => {
+      const state = await this.reports.snapshotState(tx, report, true)
+      const order = await this.reports.readOrder(tx, state.report)
+      const now = this.clock.now()
+      const page = decideSignoffPage(state.report, order, signer)
+      if (!page.ok) {
+        await this.recordRefused(tx, ctx, state.report, page)
+        return refused(page)
+      }
+      const taken = orRefuse(decideSnapshot(state, { id: snapshotId, by: signer.user.id, now }), {
+        scope: { project_id: project.id, org_id: project.org_id },
+        entity: { type: 'report', id: report.id },
+      })
+      const { snapshot } = taken.changes
+      await this.reports.commit(tx, ctx, taken, (c) => this.reports.writeSnapshot(tx, c))
+      const record: SignoffRecord = {
+        stage: 'page',
+        report_id: report.id,
+        project_id: project.id,
+        user_id: signer.user.id,
+        session_id: signer.sessionId,
+        snapshot_id: snapshot.id,
+        sha256: snapshot.sha256,
+        created: Timestamp.fromDate(now),
+        expires_at: Timestamp.fromDate(new Date(now.getTime() + PAGE_TTL_MS)),
+      }
+      tx.create(this.refs.signoff(token), record)
+      return { ok: true as const, snapshot, token }
+    })
   }
 
   /**
-   * Step 2: the form was posted. Its token must be the page's (same session, report and snapshot,
-   * unused, unexpired); the report must still say what the snapshot says and the signer may still
-   * sign it. The token is spent either way; on success the pending sign-off, bound the same way and
-   * valid five minutes, waits for the signer to come back from the identity provider (replacing
-   * any earlier one of this session for this report).
+   * Step 2: the form was posted (decideFormPost). The token is spent either way; on success the
+   * pending sign-off waits for the signer to come back from the identity provider, replacing any
+   * earlier one of this session for this report.
    */
   async requestReauthentication(
     ctx: AuditContext,
@@ -188,54 +132,23 @@ export class SignoffStore {
     return this.db.transaction(async (tx) => {
       const pageRef = this.refs.signoff(form.token)
       const page = (await tx.get(pageRef)).data() as SignoffRecord | undefined
-      const now = this.clock.now()
-      const tokenProblem = !page
-        ? 'the form has no valid security token: open the sign-off page again and sign from it'
-        : page.stage !== 'page' || page.report_id !== report.id || page.snapshot_id !== form.snapshotId
-          ? 'the form does not belong to this sign-off: open the sign-off page again and sign from it'
-          : page.expires_at.toMillis() <= now.getTime()
-            ? 'the sign-off page has expired: open it again'
-            : page.session_id !== signer.sessionId || page.user_id !== signer.user.id
-              ? 'the form was shown in another session: sign from a page you opened yourself'
-              : undefined
-      if (tokenProblem || !page) return { ok: false as const, refusal: { kind: 'token' as const, status: 403 as const, detail: tokenProblem ?? '' } }
       const current = await this.reports.currentContent(report, tx)
+      const order = await this.reports.readOrder(tx, current.report)
       const earlier = await tx.get(this.pendingQuery(signer.sessionId, report.id))
-      const blockers = blockersFor(current.report, signer)
-      const chain = await this.audit.prepare(tx, { project_id: project.id, entity: { type: 'report', id: report.id } })
-      tx.delete(pageRef)
-      let refusal: SignoffRefusal | undefined
-      if (blockers.length) refusal = { kind: 'blocked', blockers, status: refusalStatus(blockers) }
-      else if (current.sha256 !== page.sha256) refusal = { kind: 'changed', status: 409, expected: page.sha256, actual: current.sha256 }
-      if (refusal) {
-        chain.write(
-          ctx,
-          this.event(
-            project,
-            current.report,
-            'report.signoff_refused',
-            { reason: `${refusal.kind}: ${describeRefusal(refusal)}`.slice(0, 500) },
-            'denied',
-          ),
-        )
-        return { ok: false as const, refusal }
+      const decision = decideFormPost({ page, form, report: current.report, order, sha256: current.sha256, signer, now: this.clock.now() })
+      if (!decision.ok) {
+        // A token that is not this page's is not the page's to spend: the page records access.denied instead.
+        if (decision.stop === 'token') return refused(decision)
+        await this.recordRefused(tx, ctx, current.report, decision)
+        tx.delete(pageRef)
+        return refused(decision)
       }
-      for (const d of earlier.docs) tx.delete(d.ref)
-      const pending: SignoffRecord = {
-        ...page,
-        stage: 'reauth',
-        meaning: form.meaning,
-        created: Timestamp.fromDate(now),
-        expires_at: Timestamp.fromDate(new Date(now.getTime() + REAUTH_TTL_MS)),
-      }
-      tx.create(this.refs.signoffs().doc(newId()), pending)
-      chain.write(
-        ctx,
-        this.event(project, current.report, 'report.signoff_started', {
-          reason: `snapshot ${page.snapshot_id} sha256:${page.sha256}; meaning ${form.meaning}; re-authentication requested`,
-        }),
-      )
-      return { ok: true as const, snapshotId: page.snapshot_id }
+      await this.reports.commit(tx, ctx, decision, ({ pending }) => {
+        tx.delete(pageRef)
+        for (const d of earlier.docs) tx.delete(d.ref)
+        tx.create(this.refs.signoffs().doc(newId()), pending)
+      })
+      return { ok: true as const, snapshotId: decision.changes.pending.snapshot_id }
     })
   }
 
@@ -244,10 +157,7 @@ export class SignoffStore {
   }
 
   /**
-   * Step 3: back from the identity provider. The pending sign-off must be this session's and
-   * unexpired, the session's user must have authenticated again after the form was posted and
-   * within the last five minutes (not someone else), and every rule must still hold on the report
-   * as it is now, which must hash as the snapshot did. Then, in one transaction: the signature,
+   * Step 3: back from the identity provider (decideSignature). In one transaction: the signature,
    * the report signed, the revision it amends superseded, and their audit events. The pending
    * sign-off is spent either way.
    */
@@ -261,141 +171,40 @@ export class SignoffStore {
     return this.db.transaction(async (tx) => {
       const found = (await tx.get(this.pendingQuery(session.sessionId, report.id))).docs[0]
       const pending = found?.data() as SignoffRecord | undefined
-      const now = this.clock.now()
-      if (!found || !pending) {
-        // Say whose it is when another session is waiting: the browser came back with someone else's session.
-        const others = await tx.get(this.refs.signoffs().where('report_id', '==', report.id).where('stage', '==', 'reauth'))
-        const theirs = others.docs.map((d) => d.data() as SignoffRecord).find((o) => o.user_id !== session.userId)
-        return {
-          ok: false as const,
-          refusal: theirs
-            ? {
-                kind: 'session' as const,
-                status: 403 as const,
-                detail: "this sign-off was started by another user: this browser's session is not theirs, and nothing was signed",
-              }
-            : {
-                kind: 'token' as const,
-                status: 403 as const,
-                detail: 'no sign-off of this report is waiting in this session (it was completed, or it expired): open the sign-off page again',
-              },
-        }
-      }
-      if (pending.expires_at.toMillis() <= now.getTime()) {
-        tx.delete(found.ref)
-        return {
-          ok: false as const,
-          refusal: { kind: 'token' as const, status: 403 as const, detail: 'this sign-off has expired (five minutes): open the sign-off page again' },
-        }
-      }
-
+      // Whose it is when another session is waiting: the browser came back with someone else's session.
+      const others = pending
+        ? []
+        : (await tx.get(this.refs.signoffs().where('report_id', '==', report.id).where('stage', '==', 'reauth'))).docs.map(
+            (d) => d.data() as SignoffRecord,
+          )
       const current = await this.reports.currentContent(report, tx)
+      const order = await this.reports.readOrder(tx, current.report)
       const replaced = current.report.replaces
         ? ((await tx.get(this.refs.report(current.report.replaces))).data() as ReportRecord | undefined)
         : undefined
-      const supersedes = replaced?.status === 'signed' ? replaced : undefined
-      const audit = await this.audit.prepareMany(tx, [
-        { project_id: project.id, entity: { type: 'report', id: report.id } },
-        ...(supersedes ? [{ project_id: project.id, entity: { type: 'report', id: supersedes.id } }] : []),
-      ])
-      tx.delete(found.ref)
-
-      const refusal = this.completionRefusal(pending, current, signer, session, now)
-      if (refusal) {
-        audit.write(
-          ctx,
-          this.event(
-            project,
-            current.report,
-            'report.signoff_refused',
-            { reason: `${refusal.kind}: ${describeRefusal(refusal)}`.slice(0, 500) },
-            'denied',
-          ),
-        )
-        return { ok: false as const, refusal }
-      }
-
-      const at = Timestamp.fromDate(now)
-      const signature: SignatureRecord = {
-        signer: signer.user,
-        at,
-        meaning: pending.meaning ?? 'approved',
-        snapshot_id: pending.snapshot_id,
-        sha256: pending.sha256,
-        auth_time: Timestamp.fromDate(session.authTime!),
-      }
-      const reason = `signed by ${signer.user.email ?? signer.user.id} (${signature.meaning}); snapshot ${pending.snapshot_id} sha256:${pending.sha256}`
-      const change: StatusChange = { from: 'in_review', to: 'signed', by: signer.user.id, at, reason }
-      const signed: ReportRecord = {
-        ...current.report,
-        status: 'signed',
-        signatures: [...current.report.signatures, signature],
-        status_history: [...current.report.status_history, change],
-        updated: at,
-      }
-      tx.update(this.refs.report(report.id), {
-        status: signed.status,
-        signatures: signed.signatures,
-        status_history: signed.status_history,
-        updated: at,
+      const decision = decideSignature({
+        pending,
+        othersPending: others.some((o) => o.user_id !== session.userId),
+        report: current.report,
+        order,
+        replaced,
+        sha256: current.sha256,
+        signer,
+        session,
+        now: this.clock.now(),
       })
-      audit.write(ctx, this.event(project, signed, 'report.signed', { from: 'in_review', to: 'signed', reason }))
-      if (supersedes) {
-        const superseded: StatusChange = {
-          from: 'signed',
-          to: 'superseded',
-          by: signer.user.id,
-          at,
-          reason: `revision ${signed.revision} (report ${signed.id}) signed`,
-        }
-        tx.update(this.refs.report(supersedes.id), {
-          status: 'superseded',
-          superseded_by: signed.id,
-          pending_revision: FieldValue.delete(),
-          status_history: [...supersedes.status_history, superseded],
-          updated: at,
-        })
-        audit.write(ctx, this.event(project, supersedes, 'report.superseded', { from: 'signed', to: 'superseded', reason: superseded.reason }))
+      if (!decision.ok) {
+        // Without a live pending sign-off there was nothing of this session's to refuse: the page records access.denied.
+        if (pending && decision.stop !== 'token') await this.recordRefused(tx, ctx, current.report, decision)
+        if (found) tx.delete(found.ref)
+        return refused(decision)
       }
-      return { ok: true as const, report: signed, signature }
+      await this.reports.commit(tx, ctx, decision, (c) => {
+        tx.delete(found!.ref)
+        tx.set(this.refs.report(c.report.id), c.report)
+        if (c.superseded) tx.set(this.refs.report(c.superseded.id), c.superseded)
+      })
+      return { ok: true as const, report: decision.changes.report, signature: decision.changes.signature }
     })
-  }
-
-  private completionRefusal(
-    pending: SignoffRecord,
-    current: { report: ReportRecord; sha256: string },
-    signer: Signer,
-    session: ReauthState,
-    now: Date,
-  ): SignoffRefusal | undefined {
-    if (session.sessionId !== pending.session_id || session.userId !== pending.user_id || signer.user.id !== pending.user_id) {
-      return { kind: 'session', status: 403, detail: 'this sign-off was started in another session, by another user: the session is not theirs' }
-    }
-    const started = pending.created.toMillis()
-    if (session.refused && session.refused.at.getTime() >= started) {
-      return {
-        kind: 'session',
-        status: 403,
-        detail: `you signed in again as ${session.refused.email ?? 'another user'}, not as ${signer.user.email ?? 'the user who started this sign-off'}: the signature must be the signer's own. Nothing was signed.`,
-      }
-    }
-    if (!session.authTime || !session.reauthenticatedAt || session.reauthenticatedAt.getTime() < started) {
-      return {
-        kind: 'reauthentication',
-        status: 403,
-        detail: 'you did not sign in again at the identity provider for this signature: start the sign-off again',
-      }
-    }
-    if (now.getTime() - session.authTime.getTime() > MAX_AUTH_AGE_MS) {
-      return {
-        kind: 'reauthentication',
-        status: 403,
-        detail: 'your sign-in at the identity provider is more than five minutes old: start the sign-off again',
-      }
-    }
-    const blockers = blockersFor(current.report, signer)
-    if (blockers.length) return { kind: 'blocked', blockers, status: refusalStatus(blockers) }
-    if (current.sha256 !== pending.sha256) return { kind: 'changed', status: 409, expected: pending.sha256, actual: current.sha256 }
-    return undefined
   }
 }

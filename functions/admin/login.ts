@@ -190,7 +190,15 @@ export class OidcLogin {
     query: URLSearchParams,
     boundState: string | undefined,
     log: Logger,
-  ): Promise<{ user: UserRecord; email?: string; returnTo: string; authTime?: Date; reauthSession?: string }> {
+  ): Promise<{
+    user: UserRecord
+    email?: string
+    returnTo: string
+    authTime?: Date
+    /** How the login asked for the authentication (its login state's prompt and max_age): a re-authentication records them on the session. */
+    asked: Pick<LoginOptions, 'prompt' | 'maxAge'>
+    reauthSession?: string
+  }> {
     const state = query.get('state')
     if (!state) throw badRequest('state: required')
     const login = await this.consumeState(state)
@@ -215,7 +223,14 @@ export class OidcLogin {
     const user = await this.deps.access.userForIdentity(identity, Timestamp.fromDate(this.deps.clock.now()))
     const authTime = typeof claims.auth_time === 'number' ? new Date(claims.auth_time * 1000) : undefined
     if (login.prompt === 'login' && !authTime) throw new LoginRejected('the identity provider did not say when the user authenticated (auth_time)')
-    return { user: this.usable(user), email: identity.email, returnTo: login.return_to, authTime, reauthSession: login.reauth_session }
+    return {
+      user: this.usable(user),
+      email: identity.email,
+      returnTo: login.return_to,
+      authTime,
+      asked: { ...(login.prompt ? { prompt: login.prompt } : {}), ...(login.max_age !== undefined ? { maxAge: login.max_age } : {}) },
+      reauthSession: login.reauth_session,
+    }
   }
 
   /** The CLI's login: e-mail and password go to the provider's token endpoint, never into the platform's records. */

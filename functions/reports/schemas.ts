@@ -1,7 +1,16 @@
 import { z } from '@hono/zod-openapi'
 import { pathId } from '../../lib/openapi.js'
 import { ACMG_CLASSIFICATIONS, parseCriteria } from '../../domain/reports/acmg.js'
-import { AMENDMENT_KINDS, COMMENT_TYPES, INHERITANCE, MAX_COMMENT, MAX_TEXT, SIGNATURE_MEANINGS, TEMPLATE_TYPES } from '../../domain/reports/model.js'
+import {
+  AMENDMENT_KINDS,
+  COMMENT_TYPES,
+  CONTRIBUTIONS,
+  INHERITANCE,
+  MAX_COMMENT,
+  MAX_TEXT,
+  SIGNATURE_MEANINGS,
+  TEMPLATE_TYPES,
+} from '../../domain/reports/model.js'
 import { REPORT_STATUSES } from '../../domain/reports/status.js'
 
 const REPORT_ID = '6a1f0c3e-2b4d-4e5f-8a9b-0c1d2e3f4a5b'
@@ -91,6 +100,17 @@ const SignatureSchema = z
   })
   .openapi('Signature')
 
+const ContributorSchema = z
+  .object({
+    id: z.string().openapi({ description: 'The user id', example: USER_ID }),
+    did: z.array(z.enum(CONTRIBUTIONS)).openapi({
+      description:
+        'What they did: created (wrote the report), amended (started this revision), edited (summary, conclusion, notes, template_type), ' +
+        "changed_variants (added or removed variants), changed_overrides (changed a variant's classification, criteria, interpretation or other overrides), sent_to_review",
+    }),
+  })
+  .openapi('ReportContributor')
+
 const StatusChangeSchema = z
   .object({ from: ReportStatusSchema, to: ReportStatusSchema, by: z.string(), at: timestamp, reason: z.string().optional() })
   .openapi('ReportStatusChange')
@@ -107,6 +127,11 @@ export const Report = z
     notes: z.string().optional(),
     conclusion: z.string().optional(),
     author: UserRefSchema.openapi({ description: 'Who wrote it (created it, or started the amendment); never its signer' }),
+    contributors: z.array(ContributorSchema).openapi({
+      description:
+        "Everyone who changed this revision's content or sent it to review, with what they did, the author first. None of them signs it (four eyes): " +
+        "sign_off.blockers says so to each of them. An amendment's contributors are its own: those of the revision it replaces are not carried over.",
+    }),
     revision: z.number().int().openapi({ description: '1, then n + 1 for each amendment' }),
     replaces: id.optional().openapi({ description: 'The signed revision this one amends' }),
     amendment: z
@@ -124,12 +149,17 @@ export const Report = z
     snapshot_count: z.number().int(),
     latest_snapshot: z.object({ id, seq: z.number().int(), sha256: z.string(), taken_at: timestamp }).optional(),
     available_transitions: z.array(ReportStatusSchema).openapi({
-      description: 'The statuses this caller may move the report to now with POST /reports/{id}/transition; never signed (see sign_off)',
+      description:
+        'The statuses this caller may move the report to now with POST /reports/{id}/transition; never signed (see sign_off). ' +
+        'While the order is cancelled or entered in error, only cancelled and entered_in_error.',
     }),
     sign_off: z
       .object({
         url: z.string().openapi({ description: 'The browser page where a reviewer signs the report', example: `${PRINT}/signoff/` }),
-        blockers: z.array(z.string()).openapi({ description: 'Why this caller may not sign it now; empty when they may' }),
+        blockers: z.array(z.string()).openapi({
+          description:
+            'Why this caller may not sign it now (they changed it, they lack report.sign, a review comment is open, its order is cancelled or entered in error); empty when they may',
+        }),
       })
       .nullable()
       .openapi({ description: 'In review: where and whether this caller may sign the report (signing is in a browser only); null otherwise' }),
@@ -148,6 +178,7 @@ export const Report = z
       summary: 'A heterozygous de novo missense variant in SCN2A explains the epileptic encephalopathy.',
       conclusion: 'Positive: a pathogenic variant in SCN2A consistent with the phenotype.',
       author: { id: USER_ID, name: 'Ann Analyst', email: 'ann@lab.example' },
+      contributors: [{ id: USER_ID, did: ['created', 'edited', 'changed_variants', 'changed_overrides', 'sent_to_review'] }],
       revision: 1,
       signatures: [],
       status_history: [{ from: 'draft', to: 'in_review', by: USER_ID, at: AT }],

@@ -4,13 +4,13 @@ import { canInProject } from '../../lib/auth/access.js'
 import type { Permission } from '../../lib/auth/roles.js'
 import { iso } from '../../lib/db.js'
 import { notFound } from '../../lib/errors.js'
-import { refuse, requires, type Prefetch } from '../../lib/http.js'
+import type { Prefetch } from '../../lib/http.js'
 import { UUID_RE } from '../../lib/ids.js'
 import { publicBase } from '../../lib/pages.js'
 import { combineCriteria, parseCriteria } from '../../domain/reports/acmg.js'
+import { blockersFor, contributorsOf, describeBlocker, transitionsFor, type OrderFacts, type ReportProject } from '../../domain/reports/decide.js'
 import type { CommentRecord, ReportRecord, SnapshotRecord, UserRef } from '../../domain/reports/model.js'
-import { blockersFor, describeBlocker } from '../../domain/reports/signoff.js'
-import { isRefusal, reportTransitions, type JoinedVariant, type Refusal, type ReportProject } from '../../domain/reports/store.js'
+import type { JoinedVariant } from '../../domain/reports/store.js'
 import type { ReportsDeps, ReportsEnv } from './deps.js'
 import type { Comment, Report, ReportVariant, Snapshot } from './schemas.js'
 
@@ -45,21 +45,6 @@ export function callerRef(c: Context<ReportsEnv>): UserRef {
   return { id: u.id, name: u.name, ...(u.email ? { email: u.email } : {}) }
 }
 
-/** Answers 403 with an access.denied event for a refusal of the store, as the route middleware does for a permission. */
-export async function deny(c: Context<ReportsEnv>, refusal: Refusal): Promise<never> {
-  if (refusal.refused === 'permission') {
-    await requires(refusal.permission)(c as never, async () => undefined)
-    throw new Error(`deny(${refusal.permission}) for a caller who holds it`)
-  }
-  const p = c.get('project')
-  return refuse(c, refusal, { project_id: p.id, org_id: p.org_id }, { type: 'project', id: p.id })
-}
-
-export async function orRefused<T>(c: Context<ReportsEnv>, result: T | Refusal): Promise<T> {
-  if (isRefusal(result)) return deny(c, result)
-  return result
-}
-
 export async function loadReport(c: Context<ReportsEnv>, id: string): Promise<ReportRecord> {
   const report = await c.get('deps').reports.get(c.get('project').id, id, c.get('reads'))
   if (!report) throw notFound('report')
@@ -68,7 +53,15 @@ export async function loadReport(c: Context<ReportsEnv>, id: string): Promise<Re
 
 export const reportBase = (c: Context<ReportsEnv>) => publicBase(c, c.get('deps').config.reportsPublicUrl)
 
-export function toReport(c: Context<ReportsEnv>, r: ReportRecord): z.infer<typeof Report> {
+/** Reports as the API shows them, with what this caller may do with each now (which depends on its order: one read for all). */
+export async function toReports(c: Context<ReportsEnv>, records: ReportRecord[]): Promise<Array<z.infer<typeof Report>>> {
+  const orders = records.length ? await c.get('deps').reports.ordersOf(records) : new Map<string, OrderFacts>()
+  return records.map((r) => toReport(c, r, orders.get(r.order_id)))
+}
+
+export const presentReport = async (c: Context<ReportsEnv>, r: ReportRecord) => (await toReports(c, [r]))[0]!
+
+function toReport(c: Context<ReportsEnv>, r: ReportRecord, order: OrderFacts | undefined): z.infer<typeof Report> {
   const can = canFor(c)
   const base = `${reportBase(c)}/${r.id}`
   return {
@@ -82,6 +75,7 @@ export function toReport(c: Context<ReportsEnv>, r: ReportRecord): z.infer<typeo
     notes: r.notes,
     conclusion: r.conclusion,
     author: r.author,
+    contributors: contributorsOf(r),
     revision: r.revision,
     replaces: r.replaces,
     amendment: r.amendment ? { ...r.amendment, at: iso(r.amendment.at)! } : undefined,
@@ -101,10 +95,10 @@ export function toReport(c: Context<ReportsEnv>, r: ReportRecord): z.infer<typeo
     open_review_comments: r.open_review_comments,
     snapshot_count: r.snapshot_count,
     latest_snapshot: r.latest_snapshot ? { ...r.latest_snapshot, taken_at: iso(r.latest_snapshot.taken_at)! } : undefined,
-    available_transitions: reportTransitions(r, can),
+    available_transitions: transitionsFor(r, order, can),
     sign_off:
       r.status === 'in_review'
-        ? { url: `${base}/signoff/`, blockers: blockersFor(r, { user: c.get('principal').user, can }).map(describeBlocker) }
+        ? { url: `${base}/signoff/`, blockers: blockersFor(r, order, { user: c.get('principal').user, can }).map(describeBlocker) }
         : null,
     print_url: `${base}/print`,
     created: iso(r.created)!,

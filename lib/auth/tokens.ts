@@ -40,8 +40,13 @@ export interface SessionRecord {
   id_token?: string
   /** When the user last proved who they are at the identity provider (the ID token's auth_time), as far as the platform knows. */
   auth_time?: Timestamp
-  /** When a re-authentication in this session (prompt=login) was recorded, by the platform's clock. */
-  reauthenticated_at?: Timestamp
+  /**
+   * The latest re-authentication in this session by its own user: how the login asked the provider
+   * for it (its `prompt` and `max_age`, from the login state the admin service stored when it
+   * began), the ID token's auth_time, and when the platform recorded it (`at`, its own clock). A
+   * signature accepts only one asked as prompt=login, max_age=0 (domain/reports/decide.ts).
+   */
+  reauth?: { prompt?: 'login'; max_age?: number; auth_time: Timestamp; at: Timestamp }
   /** The latest re-authentication in this session that another user completed: refused, the session unchanged but for this note. */
   reauth_refused?: { at: Timestamp; user_id: string; email?: string }
 }
@@ -274,12 +279,20 @@ export class TokenStore {
     return judgeSession(await this.db.col('sessions').doc(key).get(), now)
   }
 
-  /** Records that the session's own user authenticated again at the identity provider (auth_time from the ID token). */
-  async recordReauthentication(key: string, input: { authTime: Date; now: Date }): Promise<void> {
-    await this.db
-      .col('sessions')
-      .doc(key)
-      .update({ auth_time: Timestamp.fromDate(input.authTime), reauthenticated_at: Timestamp.fromDate(input.now) })
+  /**
+   * Records that the session's own user authenticated again at the identity provider: the ID
+   * token's auth_time, and how the login that asked for it began (prompt, max_age), so that a
+   * signature can tell a password asked for now from a provider session reused.
+   */
+  async recordReauthentication(key: string, input: { authTime: Date; now: Date; prompt?: 'login'; maxAge?: number }): Promise<void> {
+    const authTime = Timestamp.fromDate(input.authTime)
+    const reauth: NonNullable<SessionRecord['reauth']> = {
+      ...(input.prompt ? { prompt: input.prompt } : {}),
+      ...(input.maxAge !== undefined ? { max_age: input.maxAge } : {}),
+      auth_time: authTime,
+      at: Timestamp.fromDate(input.now),
+    }
+    await this.db.col('sessions').doc(key).update({ auth_time: authTime, reauth })
   }
 
   /** Records that someone else completed a re-authentication in the session: nothing else of the session changes. */

@@ -3,7 +3,9 @@ import { SYSTEM_ACTOR } from '../../lib/audit.js'
 import type { ProjectRecord } from '../../lib/auth/access.js'
 import { createKernel, type KernelDeps } from '../../lib/kernel.js'
 import type { OrderRecord, SampleRole } from '../../domain/clinical/model.js'
+import type { OrderStatus } from '../../domain/clinical/order-status.js'
 import { clinicalStores } from '../../domain/clinical/stores.js'
+import { reauthStateOf } from '../../domain/reports/signoff.js'
 import type { CachedVariant, VariantSource } from '../../domain/reports/variant-source.js'
 import { reportsDeps, type ReportsDeps } from '../../functions/reports/deps.js'
 import { createReportsApp } from '../../functions/reports/service.js'
@@ -115,6 +117,12 @@ export async function makeTrioOrder(kernel: KernelDeps, project: ProjectRecord):
   return order
 }
 
+/** Moves an order of `project` (through the clinical store, as its service would), e.g. to cancelled or entered_in_error. */
+export async function moveOrder(kernel: KernelDeps, project: ProjectRecord, orderId: string, to: OrderStatus, reason = 'test') {
+  const p = { id: project.id, org_id: project.org_id, bucket_name: project.bucket_name }
+  return clinicalStores(kernel).orders.transition(SYSTEM_ACTOR, p, orderId, { to, reason }, () => true, 'test')
+}
+
 /** A tenant (makeWorld) with the report service on the same emulators, an in-memory variant cache, and an `api` that calls it as the owner unless told. */
 export async function makeReportsWorld(env: Record<string, string | undefined> = {}) {
   const world = await makeWorld({ LOG_LEVEL: process.env.DEBUG_LOG ?? 'silent', ...env })
@@ -146,43 +154,64 @@ export async function makeReportsWorld(env: Record<string, string | undefined> =
 }
 
 /**
- * Signs a report the way the browser sign-off does, through its store's three steps (the page, the
- * form's post, the return from the identity provider), without a browser: for tests of what
- * happens once a report is signed.
+ * The browser sign-off's three steps through its store, without a browser, one at a time (the page,
+ * the form's post, the return from the identity provider), in a session of the signer's own; the
+ * re-authentication is recorded on the session as the admin service records a login's, by default
+ * as a prompt=login, max_age=0 login would be.
  */
-export async function signThroughStore(
+export async function storeSignoff(
   w: { deps: ReportsDeps; project: { id: string; org_id: string } },
   reportId: string,
   signer: { user: { id: string; email?: string; name: string } },
 ) {
   const { deps } = w
   const project = { id: w.project.id, org_id: w.project.org_id }
-  const now = new Date()
-  const session = await deps.tokens.createSession({ userId: signer.user.id, ttlSeconds: 600, now, effectiveRoles: {} })
+  const session = await deps.tokens.createSession({ userId: signer.user.id, ttlSeconds: 600, now: new Date(), effectiveRoles: {} })
   const key = deps.tokens.sessionKey(session.value)
   const user = { id: signer.user.id, name: signer.user.name, ...(signer.user.email ? { email: signer.user.email } : {}) }
   const ctx = { actor: { type: 'user' as const, id: user.id, email: user.email, auth_method: 'session' } }
-  const can = () => true
-  const signerOf = { user, sessionId: session.record.id, can }
-  const report = (await deps.reports.get(project.id, reportId))!
-  const page = await deps.signoffs.openPage(ctx, project, report, signerOf)
+  const signerOf = { user, sessionId: session.record.id, can: () => true }
+  const report = async () => (await deps.reports.get(project.id, reportId))!
+  let page: { token: string; snapshotId: string } | undefined
+  return {
+    async open() {
+      const opened = await deps.signoffs.openPage(ctx, project, await report(), signerOf)
+      if (opened.ok) page = { token: opened.token, snapshotId: opened.snapshot.id }
+      return opened
+    },
+    async post() {
+      if (!page) throw new Error('open the page first')
+      return deps.signoffs.requestReauthentication(ctx, project, await report(), { ...page, meaning: 'approved' }, signerOf)
+    },
+    async reauthenticate(asked: { prompt?: 'login'; maxAge?: number; authTime?: Date } = { prompt: 'login', maxAge: 0 }) {
+      await deps.tokens.recordReauthentication(key, {
+        authTime: asked.authTime ?? new Date(),
+        now: new Date(),
+        prompt: asked.prompt,
+        maxAge: asked.maxAge,
+      })
+    },
+    async complete() {
+      const found = await deps.tokens.getSessionByKey(key, new Date())
+      if (!found.ok) throw new Error(found.reason)
+      return deps.signoffs.complete(ctx, project, await report(), signerOf, reauthStateOf(found.record))
+    },
+  }
+}
+
+/** Signs a report through the store's three steps (storeSignoff): for tests of what happens once a report is signed. */
+export async function signThroughStore(
+  w: { deps: ReportsDeps; project: { id: string; org_id: string } },
+  reportId: string,
+  signer: { user: { id: string; email?: string; name: string } },
+) {
+  const steps = await storeSignoff(w, reportId, signer)
+  const page = await steps.open()
   if (!page.ok) throw new Error(`sign-off page refused: ${JSON.stringify(page.refusal)}`)
-  const posted = await deps.signoffs.requestReauthentication(
-    ctx,
-    project,
-    report,
-    { token: page.token, snapshotId: page.snapshot.id, meaning: 'approved' },
-    signerOf,
-  )
+  const posted = await steps.post()
   if (!posted.ok) throw new Error(`sign-off form refused: ${JSON.stringify(posted.refusal)}`)
-  const authTime = new Date()
-  await deps.tokens.recordReauthentication(key, { authTime, now: new Date() })
-  const done = await deps.signoffs.complete(ctx, project, (await deps.reports.get(project.id, reportId))!, signerOf, {
-    userId: user.id,
-    sessionId: session.record.id,
-    authTime,
-    reauthenticatedAt: new Date(),
-  })
+  await steps.reauthenticate()
+  const done = await steps.complete()
   if (!done.ok) throw new Error(`sign-off refused: ${JSON.stringify(done.refusal)}`)
   return done
 }

@@ -50,7 +50,8 @@ const LoginQuery = z.object({
     .openapi({
       description:
         "The maximum age in seconds of the user's authentication at the provider (0: now). The ID token's auth_time is checked against it. " +
-        'With prompt or max_age, a browser that has a session re-authenticates it: the session keeps its cookie and records the new auth_time, and an authentication as another user is refused (the session is left as it was).',
+        'With prompt or max_age, a browser that has a session re-authenticates it: the session keeps its cookie and records the new auth_time with the prompt and max_age asked, and an authentication as another user is refused (the session is left as it was). ' +
+        'A max_age above 0 lets the provider answer from its own session without asking for a password: a report signature does not accept such a re-authentication.',
     }),
 })
 
@@ -143,7 +144,8 @@ auth.openapi(
     description:
       'Checks the state (once only, and only from the browser that started the login), exchanges the code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce), ' +
       `maps the identity to a platform user, stores the session (with the roles at login and the ID token's auth_time) and sets ${SESSION_COOKIE} (HttpOnly, SameSite=Lax, Secure over HTTPS) for the session lifetime. Then redirects to return_to. ` +
-      'A re-authentication (a login begun with prompt or max_age by a browser with a session) creates no session: the session records the new auth_time when its own user authenticated, or that another user was refused.',
+      'A re-authentication (a login begun with prompt or max_age by a browser with a session) creates no session: the session records the new auth_time, with the prompt and max_age the login began with, when its own user authenticated, or that another user was refused. ' +
+      'A report signature accepts only a re-authentication begun with prompt=login and max_age=0 after its form was posted.',
     security: [],
     request: { query: CallbackQuery },
     responses: {
@@ -161,7 +163,7 @@ auth.openapi(
     deleteCookie(c, LOGIN_STATE_COOKIE, cookieOptions(c, 0, callbackPath(c)))
     c.header('Cache-Control', 'no-store')
     try {
-      const { user, email, returnTo, authTime, reauthSession } = await deps.login.complete(query, boundState, deps.log)
+      const { user, email, returnTo, authTime, asked, reauthSession } = await deps.login.complete(query, boundState, deps.log)
       const now = deps.clock.now()
       const reauthenticated = reauthSession ? await deps.tokens.getSessionByKey(reauthSession, now) : undefined
       if (reauthSession && reauthenticated?.ok && authTime) {
@@ -172,8 +174,12 @@ auth.openapi(
         const ctx = userActor(owner ?? user, auditContext(c).request, 'oidc')
         const entity = { type: 'session', id: reauthenticated.record.id, parent: reauthenticated.record.user_id }
         if (same) {
-          await deps.tokens.recordReauthentication(reauthSession, { authTime, now })
-          await deps.audit.record(ctx, { action: 'session.reauthenticated', entity })
+          await deps.tokens.recordReauthentication(reauthSession, { authTime, now, ...asked })
+          await deps.audit.record(ctx, {
+            action: 'session.reauthenticated',
+            entity,
+            change: { reason: `prompt=${asked.prompt ?? 'none'}, max_age=${asked.maxAge ?? 'none'}; auth_time ${authTime.toISOString()}` },
+          })
         } else {
           await deps.tokens.recordRefusedReauthentication(reauthSession, { userId: user.id, email, now })
           await deps.audit.record(ctx, {

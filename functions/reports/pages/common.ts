@@ -5,7 +5,7 @@ import type { Config } from '../../../lib/config.js'
 import { auditContext } from '../../../lib/http.js'
 import { loginUrl, pageHeaders, pageSession, publicBase, type PageSession } from '../../../lib/pages.js'
 import type { ReportRecord, UserRef } from '../../../domain/reports/model.js'
-import type { ReportProject } from '../../../domain/reports/store.js'
+import type { ReportProject } from '../../../domain/reports/decide.js'
 import type { ReportsEnv } from '../deps.js'
 import { messagePage, type Letterhead } from './render.js'
 

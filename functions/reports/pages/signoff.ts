@@ -1,8 +1,10 @@
 import { Hono, type Context } from 'hono'
 import { auditContext } from '../../../lib/http.js'
 import { html, loginUrl } from '../../../lib/pages.js'
+import { refusalDetail, refusalStatus } from '../../../lib/decision.js'
+import type { Signer } from '../../../domain/reports/decide.js'
 import type { SignatureMeaning } from '../../../domain/reports/model.js'
-import { describeRefusal, type ReauthState, type Signer, type SignoffRefusal } from '../../../domain/reports/signoff.js'
+import { reauthStateOf, type SignoffRefusal } from '../../../domain/reports/signoff.js'
 import type { SnapshotContent } from '../../../domain/reports/snapshot.js'
 import type { ReportsEnv } from '../deps.js'
 import { baseOf, letterheadOf, loadForPage, pagesHeaders, recordDenied, type PageCaller } from './common.js'
@@ -28,15 +30,17 @@ signoffPages.get('/:id/signoff', (c) => c.redirect('signoff/', 301))
 
 const signerOf = (caller: PageCaller): Signer => ({ user: caller.user, sessionId: caller.session.id, can: caller.can })
 
-function refusalPage(c: Context<ReportsEnv>, caller: PageCaller | undefined, refusal: SignoffRefusal) {
-  const lines = refusal.kind === 'blocked' ? describeRefusal(refusal).split('; ') : [describeRefusal(refusal)]
+/** A refused step's page: each reason a line (the blockers of a signer are several), with the refusal's status. */
+function refusalPage(c: Context<ReportsEnv>, caller: PageCaller | undefined, { stop, refusal }: SignoffRefusal) {
+  const detail = refusalDetail(refusal)
+  const lines = stop === 'blocked' ? detail.split('; ') : [detail]
   const links = caller
     ? [
         { href: './', text: 'Open the sign-off page again' },
         { href: '../print', text: 'The report' },
       ]
     : []
-  return c.html(messagePage({ title: 'The report was not signed', assets: ASSETS, tone: 'warn', lines, links }), refusal.status)
+  return c.html(messagePage({ title: 'The report was not signed', assets: ASSETS, tone: 'warn', lines, links }), refusalStatus(refusal))
 }
 
 function deniedPage(c: Context<ReportsEnv>, status: 400 | 401 | 403, line: string) {
@@ -52,10 +56,7 @@ signoffPages.get('/:id/signoff/', async (c) => {
   const { report } = caller
   if (report.status === 'signed' || report.status === 'superseded') return signedPage(c, caller)
   const opened = await deps.signoffs.openPage(auditContext(c), caller.project, report, signerOf(caller))
-  if (!opened.ok) {
-    await deps.signoffs.recordRefusal(auditContext(c), caller.project, report, opened.refusal)
-    return refusalPage(c, caller, opened.refusal)
-  }
+  if (!opened.ok) return refusalPage(c, caller, opened.refusal)
   const { snapshot, token } = opened
   const content = JSON.parse(snapshot.content) as SnapshotContent
   const letterhead = await letterheadOf(c, caller.project)
@@ -128,10 +129,10 @@ signoffPages.post('/:id/signoff/', async (c) => {
     signerOf(caller),
   )
   if (!result.ok) {
-    if (result.refusal.kind === 'token')
+    if (result.refusal.stop === 'token')
       await recordDenied(
         c,
-        `sign-off form refused: ${describeRefusal(result.refusal)}`,
+        `sign-off form refused: ${refusalDetail(result.refusal.refusal)}`,
         { project_id: project.id, org_id: project.org_id },
         { type: 'report', id },
       )
@@ -149,22 +150,12 @@ signoffPages.get('/:id/signoff/complete', async (c) => {
   const loaded = await loadForPage(c, id, { assets: ASSETS })
   if (!loaded.ok) return loaded.response
   const { caller } = loaded
-  const { session } = caller
-  const state: ReauthState = {
-    userId: session.user_id,
-    sessionId: session.id,
-    authTime: session.auth_time?.toDate(),
-    reauthenticatedAt: session.reauthenticated_at?.toDate(),
-    refused: session.reauth_refused
-      ? { at: session.reauth_refused.at.toDate(), userId: session.reauth_refused.user_id, email: session.reauth_refused.email }
-      : undefined,
-  }
-  const result = await deps.signoffs.complete(auditContext(c), caller.project, caller.report, signerOf(caller), state)
+  const result = await deps.signoffs.complete(auditContext(c), caller.project, caller.report, signerOf(caller), reauthStateOf(caller.session))
   if (!result.ok) {
-    if (result.refusal.kind === 'token') {
+    if (result.refusal.stop === 'token') {
       await recordDenied(
         c,
-        `sign-off completion refused: ${describeRefusal(result.refusal)}`,
+        `sign-off completion refused: ${refusalDetail(result.refusal.refusal)}`,
         { project_id: caller.project.id, org_id: caller.project.org_id },
         { type: 'report', id },
       )

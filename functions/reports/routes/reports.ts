@@ -23,7 +23,7 @@ import {
   UpdateReport,
   UpdateReportVariant,
 } from '../schemas.js'
-import { callerRef, canFor, loadReport, orRefused, projectOf, toComment, toReport, toSnapshot, toVariant } from '../views.js'
+import { callerRef, canFor, loadReport, presentReport, projectOf, toComment, toReports, toSnapshot, toVariant } from '../views.js'
 
 /** /reports: reports of orders, their variants, comments, snapshots, status moves and amendments. */
 export const reports = resourceApp<ReportsDeps>()
@@ -31,6 +31,8 @@ export const reports = resourceApp<ReportsDeps>()
 const read = requires('report.read')
 const draft = requires('report.draft')
 const body = <T extends z.ZodType>(schema: T) => ({ content: { 'application/json': { schema } }, required: true })
+const VARIANT_CHANGE =
+  "The caller becomes one of the report's contributors, who do not sign it. 409 naming the order's status while the order is cancelled or entered in error."
 const tags = { reports: ['reports'], variants: ['report variants'], comments: ['comments'], snapshots: ['snapshots'] }
 
 reports.openapi(
@@ -53,7 +55,7 @@ reports.openapi(
       orderId = (await store.resolveOrder(c.get('project').id, order_id))?.id ?? `unknown:${order_id}`
     }
     const result = await store.list(c.get('project').id, { order_id: orderId, status, template_type }, page)
-    return pageResponse(c, { items: result.items.map((r) => toReport(c, r)), nextPageToken: result.nextPageToken })
+    return pageResponse(c, { items: await toReports(c, result.items), nextPageToken: result.nextPageToken })
   },
 )
 
@@ -71,7 +73,7 @@ reports.openapi(
   async (c) => {
     const { order_id, ...fields } = c.req.valid('json')
     const report = await c.get('deps').reports.create(auditContext(c), projectOf(c), order_id, fields, callerRef(c))
-    return c.json(toReport(c, report), 201)
+    return c.json(await presentReport(c, report), 201)
   },
 )
 
@@ -86,7 +88,7 @@ reports.openapi(
     request: { params: ReportIdParam },
     responses: { 200: json(Report), ...commonErrors },
   }),
-  async (c) => c.json(toReport(c, await loadReport(c, c.req.valid('param').id)), 200),
+  async (c) => c.json(await presentReport(c, await loadReport(c, c.req.valid('param').id)), 200),
 )
 
 reports.openapi(
@@ -96,13 +98,16 @@ reports.openapi(
     path: '/reports/{id}',
     tags: tags.reports,
     summary: 'Update a draft: summary, notes, template_type, conclusion (409 for any other status: a signed report is amended instead)',
+    description:
+      "The caller becomes one of the report's contributors (edited), who do not sign it. 409 naming the order's status while the order is cancelled or entered in error.",
     middleware: [draft] as const,
     request: { params: ReportIdParam, body: body(UpdateReport) },
     responses: { 200: json(Report), ...commonErrors, ...conflictError },
   }),
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
-    return c.json(toReport(c, await c.get('deps').reports.update(auditContext(c), projectOf(c), report.id, c.req.valid('json'))), 200)
+    const updated = await c.get('deps').reports.update(auditContext(c), projectOf(c), report.id, c.req.valid('json'), c.get('principal').user.id)
+    return c.json(await presentReport(c, updated), 200)
   },
 )
 
@@ -134,17 +139,18 @@ reports.openapi(
     description:
       'Edges and the permission each needs: draft→in_review (report.draft; a conclusion, and every included variant classified); in_review→draft (report.draft); ' +
       'draft|in_review→cancelled (report.cancel, reason); any→entered_in_error (report.cancel, reason). in_review→signed happens only in the browser sign-off ' +
-      '({report_url}/{id}/signoff/), signed→superseded only when an amendment of the report is signed.',
+      '({report_url}/{id}/signoff/), signed→superseded only when an amendment of the report is signed. Whoever sends a report to review becomes one of its contributors, ' +
+      "who do not sign it. While the order is cancelled or entered in error, only cancelled and entered_in_error are allowed (409 naming the order's status).",
     middleware: [draft] as const,
     request: { params: ReportIdParam, body: body(ReportTransition) },
     responses: { 200: json(Report), ...commonErrors, ...conflictError },
   }),
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
-    const result = await c
+    const moved = await c
       .get('deps')
       .reports.transition(auditContext(c), projectOf(c), report.id, c.req.valid('json'), canFor(c), c.get('principal').user.id)
-    return c.json(toReport(c, await orRefused(c, result)), 200)
+    return c.json(await presentReport(c, moved), 200)
   },
 )
 
@@ -157,7 +163,8 @@ reports.openapi(
     summary: 'Amend a signed report: a new draft revision (n + 1) that replaces it, starting from its content; the signed one is never edited',
     description:
       'The new revision copies the fields, variants (with their overrides) and comments of the signed one, and names it in `replaces`. When the new revision is signed, ' +
-      'the old one becomes superseded in the same transaction. One amendment at a time (409 naming the one in progress).',
+      "the old one becomes superseded in the same transaction. One amendment at a time (409 naming the one in progress). The caller is the new revision's author and its first contributor; " +
+      "those of the signed revision are not carried over. 409 naming the order's status while the order is cancelled or entered in error (mark the report entered in error instead).",
     middleware: [draft] as const,
     request: { params: ReportIdParam, body: body(AmendReport) },
     responses: { 201: json(Report, 'The new revision, a draft'), ...commonErrors, ...conflictError },
@@ -165,7 +172,7 @@ reports.openapi(
   async (c) => {
     const report = await loadReport(c, c.req.valid('param').id)
     const amended = await c.get('deps').reports.amend(auditContext(c), projectOf(c), report.id, c.req.valid('json'), callerRef(c))
-    return c.json(toReport(c, amended), 201)
+    return c.json(await presentReport(c, amended), 201)
   },
 )
 
@@ -201,6 +208,7 @@ reports.openapi(
     path: '/reports/{id}/variants',
     tags: tags.variants,
     summary: "Add a variant of the order's current variant cache by its id, with optional overrides (404 naming it when the cache does not have it)",
+    description: VARIANT_CHANGE,
     middleware: [draft] as const,
     request: { params: ReportIdParam, body: body(AddReportVariant) },
     responses: { 201: json(ReportVariant, 'Added'), ...commonErrors, ...conflictError },
@@ -239,6 +247,7 @@ reports.openapi(
     path: '/reports/{id}/variants/{variant_id}',
     tags: tags.variants,
     summary: "Change a variant's per-report overrides (a draft only); null clears one",
+    description: VARIANT_CHANGE,
     middleware: [draft] as const,
     request: { params: ReportVariantParams, body: body(UpdateReportVariant) },
     responses: { 200: json(ReportVariant), ...commonErrors, ...conflictError },
@@ -246,7 +255,9 @@ reports.openapi(
   async (c) => {
     const { id, variant_id } = c.req.valid('param')
     const report = await loadReport(c, id)
-    const updated = await c.get('deps').reports.updateVariant(auditContext(c), projectOf(c), report, variant_id, c.req.valid('json'))
+    const updated = await c
+      .get('deps')
+      .reports.updateVariant(auditContext(c), projectOf(c), report, variant_id, c.req.valid('json'), c.get('principal').user.id)
     return c.json(toVariant(updated), 200)
   },
 )
@@ -258,13 +269,14 @@ reports.openapi(
     path: '/reports/{id}/variants/{variant_id}',
     tags: tags.variants,
     summary: 'Take a variant off the report (a draft only); the variant cache is not changed',
+    description: VARIANT_CHANGE,
     middleware: [draft] as const,
     request: { params: ReportVariantParams },
     responses: { 204: { description: 'Removed' }, ...commonErrors, ...conflictError },
   }),
   async (c) => {
     const { id, variant_id } = c.req.valid('param')
-    await c.get('deps').reports.removeVariant(auditContext(c), projectOf(c), await loadReport(c, id), variant_id)
+    await c.get('deps').reports.removeVariant(auditContext(c), projectOf(c), await loadReport(c, id), variant_id, c.get('principal').user.id)
     return c.body(null, 204)
   },
 )
@@ -323,11 +335,11 @@ reports.openapi(
   async (c) => {
     const { id, comment_id } = c.req.valid('param')
     const report = await loadReport(c, id)
-    const result = await c.get('deps').reports.updateComment(auditContext(c), projectOf(c), report.id, comment_id, c.req.valid('json'), {
+    const comment = await c.get('deps').reports.updateComment(auditContext(c), projectOf(c), report.id, comment_id, c.req.valid('json'), {
       id: c.get('principal').user.id,
       can: canFor(c),
     })
-    return c.json(toComment(await orRefused(c, result)), 200)
+    return c.json(toComment(comment), 200)
   },
 )
 

@@ -79,7 +79,8 @@ describe('admin: re-authentication and return_to', async () => {
     const after = await sessionOf(browser)
     expect(after.value).toBe(first.value)
     expect(after.record.auth_time!.toMillis()).toBeGreaterThan(first.record.auth_time!.toMillis())
-    expect(after.record.reauthenticated_at).toBeDefined()
+    // How the login asked for it is recorded with it: a signature accepts only prompt=login, max_age=0.
+    expect(after.record.reauth).toMatchObject({ prompt: 'login', max_age: 0, auth_time: after.record.auth_time })
     expect(after.record.reauth_refused).toBeUndefined()
     expect(await events('session.reauthenticated', after.record.id)).toHaveLength(1)
     expect(
@@ -90,6 +91,20 @@ describe('admin: re-authentication and return_to', async () => {
         .get()
         .then((s) => s.data().count),
     ).toBeGreaterThan(0)
+  })
+
+  it('records how a re-authentication was asked: max_age=300 is answered from the provider session, without a password, and recorded so', async () => {
+    const browser = new Browser()
+    await browserLogin(browser, adminUrl, user)
+    const first = await sessionOf(browser)
+    const { url } = await browser.follow(`${adminUrl}/api/v1/auth/login?max_age=300`)
+    // No password form: the provider's session of the user is younger than 300 s.
+    expect(url).toBe(`${adminUrl}/api/v1/users/me`)
+    const after = await sessionOf(browser)
+    expect(after.record.reauth).toMatchObject({ max_age: 300, auth_time: first.record.auth_time })
+    expect(after.record.reauth!.prompt).toBeUndefined()
+    const [event] = await events('session.reauthenticated', after.record.id)
+    expect(event!.change.reason).toContain('prompt=none, max_age=300')
   })
 
   it("refuses a re-authentication by another user: the session stays the first user's and notes the refusal", async () => {
@@ -103,7 +118,7 @@ describe('admin: re-authentication and return_to', async () => {
     expect(after.value).toBe(first.value)
     expect(after.record.user_id).toBe(first.record.user_id)
     expect(after.record.auth_time!.toMillis()).toBe(first.record.auth_time!.toMillis())
-    expect(after.record.reauthenticated_at).toBeUndefined()
+    expect(after.record.reauth).toBeUndefined()
     expect(after.record.reauth_refused).toMatchObject({ email: other.email })
     const [refused] = await events('session.reauthentication_refused', after.record.id)
     expect(refused).toMatchObject({ outcome: 'denied', actor: { id: first.record.user_id } })

@@ -3,7 +3,7 @@ import { canonicalJson } from '../../../../lib/canonical.js'
 import { sha256 } from '../../../../lib/ids.js'
 import { verifySnapshotText } from '../../../../domain/reports/snapshot.js'
 import { AdminStore } from '../../../../domain/tenancy/store.js'
-import { cachedVariant, makeReportsWorld, signThroughStore } from '../../../support/reports.js'
+import { cachedVariant, makeReportsWorld, moveOrder, signThroughStore, storeSignoff } from '../../../support/reports.js'
 
 /**
  * The report service's JSON API: drafts and their edits, variants of the order's cache with their
@@ -382,7 +382,7 @@ describe('reports', async () => {
       const mine = await w.api('GET', `/reports/${report.id}`, as(analyst))
       expect(mine.body.sign_off.blockers).toEqual([
         'signing needs the permission report.sign (a reviewer of the project)',
-        'you are the author of this report: a second person reviews and signs it',
+        'you are the author of this report (you also added or removed variants and sent it to review): a second person, who did not change it, reviews and signs it',
       ])
       const theirs = await w.api('GET', `/reports/${report.id}`, as(reviewer))
       expect(theirs.body.sign_off).toEqual({ url: `http://localhost/${report.id}/signoff/`, blockers: [] })
@@ -410,6 +410,155 @@ describe('reports', async () => {
         ['cancelled', 'duplicate'],
         ['entered_in_error', 'wrong patient'],
       ])
+    })
+  })
+
+  describe('four eyes: nobody who changed a report signs it', () => {
+    const refusedAs = async (reportId: string, who: { user: { id: string; name: string } }) => {
+      const page = await (await storeSignoff(w, reportId, who)).open()
+      expect(page.ok).toBe(false)
+      return page.ok ? undefined : page.refusal
+    }
+
+    it('refuses a reviewer who edited the conclusion and sent the report to review, and records who changed it', async () => {
+      const { report } = await readyForReview()
+      expect((await w.api('PATCH', `/reports/${report.id}`, { ...as(reviewer), body: { conclusion: 'Positive, as I read it.' } })).status).toBe(200)
+      expect((await w.api('POST', `/reports/${report.id}/transition`, { ...as(reviewer), body: { to: 'in_review' } })).status).toBe(200)
+      const got = await w.api('GET', `/reports/${report.id}`, as(reviewer))
+      expect(got.body.contributors).toEqual([
+        { id: analyst.user.id, did: ['created', 'changed_variants'] },
+        { id: reviewer.user.id, did: ['edited', 'sent_to_review'] },
+      ])
+      expect(got.body.sign_off.blockers).toEqual([
+        'you changed this report (you edited its text and sent it to review): a second person, who did not change it, reviews and signs it',
+      ])
+      await expect(signThroughStore(w, report.id, reviewer)).rejects.toThrow(/you changed this report/)
+      expect((await w.api('GET', `/reports/${report.id}`)).body).toMatchObject({ status: 'in_review', signatures: [] })
+      // A second reviewer, who changed nothing, signs it.
+      await signThroughStore(w, report.id, reviewer2)
+      expect((await w.api('GET', `/reports/${report.id}`)).body.signatures[0].signer.id).toBe(reviewer2.user.id)
+    })
+
+    type Change = (reportId: string, variantIds: string[]) => [method: string, path: string, body?: unknown]
+    it.each<[string, string, Change]>([
+      ['edits the summary', 'edited', (id) => ['PATCH', `/reports/${id}`, { summary: 'Trio genome, reviewed.' }]],
+      ['edits the notes', 'edited', (id) => ['PATCH', `/reports/${id}`, { notes: 'Coverage 30x.' }]],
+      ['changes the template type', 'edited', (id) => ['PATCH', `/reports/${id}`, { template_type: 'secondary_findings' }]],
+      ['adds a variant', 'changed_variants', (id, v) => ['POST', `/reports/${id}/variants`, { variant_id: v[2], acmg_classification: 'benign' }]],
+      ['removes a variant', 'changed_variants', (id, v) => ['DELETE', `/reports/${id}/variants/${v[1]}`]],
+      ['changes an override', 'changed_overrides', (id, v) => ['PATCH', `/reports/${id}/variants/${v[0]}`, { interpretation: 'Mine.' }]],
+    ])('refuses as signer a reviewer who %s, when the author sends it to review', async (_, did, change) => {
+      const d = await w.draft({ token: analyst.token, n: 3, body: { conclusion: 'Positive.' } })
+      const ids = d.variants.map((v) => v.id)
+      for (const id of ids.slice(0, 2)) {
+        await w.api('POST', `/reports/${d.report.id}/variants`, { ...as(analyst), body: { variant_id: id, acmg_classification: 'pathogenic' } })
+      }
+      const [method, path, body] = change(d.report.id, ids)
+      expect((await w.api(method, path, { ...as(reviewer), body })).status).toBeLessThan(300)
+      expect((await w.api('POST', `/reports/${d.report.id}/transition`, { ...as(analyst), body: { to: 'in_review' } })).status).toBe(200)
+      expect((await w.api('GET', `/reports/${d.report.id}`)).body.contributors).toContainEqual({ id: reviewer.user.id, did: [did] })
+      const refusal = await refusedAs(d.report.id, reviewer)
+      expect(refusal).toMatchObject({ stop: 'blocked', refusal: { kind: 'forbidden' } })
+      expect(JSON.stringify(refusal)).toContain('you changed this report')
+    })
+
+    it('refuses in the final step, inside the signing transaction, a signer who sent the report to review after posting the form', async () => {
+      const { report } = await inReview()
+      const steps = await storeSignoff(w, report.id, reviewer)
+      expect((await steps.open()).ok).toBe(true)
+      expect((await steps.post()).ok).toBe(true)
+      // Back to draft and to review again, by the signer: the content, and so its hash, are unchanged.
+      expect((await w.api('POST', `/reports/${report.id}/transition`, { ...as(analyst), body: { to: 'draft' } })).status).toBe(200)
+      expect((await w.api('POST', `/reports/${report.id}/transition`, { ...as(reviewer), body: { to: 'in_review' } })).status).toBe(200)
+      await steps.reauthenticate()
+      const done = await steps.complete()
+      expect(done).toMatchObject({ ok: false, refusal: { stop: 'blocked', refusal: { kind: 'forbidden' } } })
+      expect(JSON.stringify(done)).toContain('you changed this report (you sent it to review)')
+      expect((await w.api('GET', `/reports/${report.id}`)).body).toMatchObject({ status: 'in_review', signatures: [] })
+      expect((await events(report.id)).at(-1)).toMatchObject({ action: 'report.signoff_refused', outcome: 'denied' })
+    })
+
+    it("counts an amendment's own contributors: its author does not sign it, the signed revision's author may", async () => {
+      // Revision 1: written by a reviewer, signed by another.
+      const d = await w.draft({ token: reviewer.token, body: { conclusion: 'Negative.' } })
+      await w.api('POST', `/reports/${d.report.id}/transition`, { ...as(reviewer), body: { to: 'in_review' } })
+      await signThroughStore(w, d.report.id, reviewer2)
+      // Revision 2: the analyst amends, edits and sends it to review.
+      const rev2 = (await w.api('POST', `/reports/${d.report.id}/amendments`, { ...as(analyst), body: { reason: 'New segregation data' } })).body.id
+      await w.api('PATCH', `/reports/${rev2}`, { ...as(analyst), body: { conclusion: 'Negative, corrected.' } })
+      await w.api('POST', `/reports/${rev2}/transition`, { ...as(analyst), body: { to: 'in_review' } })
+      const got = await w.api('GET', `/reports/${rev2}`, as(reviewer))
+      expect(got.body.contributors).toEqual([{ id: analyst.user.id, did: ['amended', 'edited', 'sent_to_review'] }])
+      expect(got.body.sign_off.blockers).toEqual([])
+      expect(JSON.stringify(await refusedAs(rev2, analyst))).toContain('you are the author of this revision')
+      await signThroughStore(w, rev2, reviewer)
+      expect((await w.api('GET', `/reports/${d.report.id}`)).body.status).toBe('superseded')
+    })
+  })
+
+  describe('withdrawn orders: cancelled or entered in error', () => {
+    it.each(['cancelled', 'entered_in_error'] as const)(
+      'refuses every change of a report, and a new report, once its order is %s, naming the status; the report can still be withdrawn',
+      async (status) => {
+        const d = await w.draft({ token: analyst.token, n: 3, body: { conclusion: 'Positive.' } })
+        const [v0, v1, v2] = d.variants.map((v) => v.id)
+        for (const id of [v0, v1])
+          await w.api('POST', `/reports/${d.report.id}/variants`, { body: { variant_id: id, acmg_classification: 'pathogenic' } })
+        const before = (await w.api('GET', `/reports/${d.report.id}`)).body
+        await moveOrder(w.kernel, w.project, d.order.id, status, 'wrong patient')
+        for (const [method, path, body] of [
+          ['POST', '/reports', { order_id: d.order.id }],
+          ['PATCH', `/reports/${d.report.id}`, { conclusion: 'Changed.' }],
+          ['POST', `/reports/${d.report.id}/variants`, { variant_id: v2 }],
+          ['PATCH', `/reports/${d.report.id}/variants/${v0}`, { interpretation: 'x' }],
+          ['DELETE', `/reports/${d.report.id}/variants/${v1}`, undefined],
+          ['POST', `/reports/${d.report.id}/transition`, { to: 'in_review' }],
+        ] as const) {
+          const res = await w.api(method, path, { body })
+          expect(res.status, `${method} ${path}`).toBe(409)
+          expect(res.body.detail, `${method} ${path}`).toContain(`order ${d.order.accession} is ${status}`)
+        }
+        const after = (await w.api('GET', `/reports/${d.report.id}`)).body
+        expect(after).toEqual({ ...before, available_transitions: ['cancelled', 'entered_in_error'] })
+        const withdrawn = await w.api('POST', `/reports/${d.report.id}/transition`, { body: { to: 'cancelled', reason: 'order withdrawn' } })
+        expect(withdrawn.body).toMatchObject({ status: 'cancelled' })
+      },
+    )
+
+    it.each(['cancelled', 'entered_in_error'] as const)(
+      'does not sign a report whose order is %s: not on the page, not in the final step',
+      async (status) => {
+        const early = await inReview()
+        await moveOrder(w.kernel, w.project, early.order.id, status, 'wrong patient')
+        const page = await (await storeSignoff(w, early.report.id, reviewer)).open()
+        expect(page).toMatchObject({ ok: false, refusal: { stop: 'blocked', refusal: { kind: 'conflict' } } })
+        expect(JSON.stringify(page)).toContain(`order ${early.order.accession} is ${status}`)
+        expect((await w.api('GET', `/reports/${early.report.id}`, as(reviewer))).body.sign_off.blockers).toEqual([
+          `order ${early.order.accession} is ${status}: a report of a cancelled order, or of one entered in error, is not signed`,
+        ])
+
+        // Withdrawn between the form's post and the return from the identity provider: the signing transaction reads it.
+        const late = await inReview()
+        const steps = await storeSignoff(w, late.report.id, reviewer)
+        expect((await steps.open()).ok).toBe(true)
+        expect((await steps.post()).ok).toBe(true)
+        await moveOrder(w.kernel, w.project, late.order.id, status, 'wrong patient')
+        await steps.reauthenticate()
+        const done = await steps.complete()
+        expect(done).toMatchObject({ ok: false, refusal: { stop: 'blocked', refusal: { kind: 'conflict' } } })
+        expect(JSON.stringify(done)).toContain(`order ${late.order.accession} is ${status}`)
+        expect((await w.api('GET', `/reports/${late.report.id}`)).body).toMatchObject({ status: 'in_review', signatures: [] })
+      },
+    )
+
+    it('refuses to amend a signed report whose order was entered in error: it is marked entered in error instead', async () => {
+      const { order, report } = await signed()
+      await moveOrder(w.kernel, w.project, order.id, 'entered_in_error', 'wrong patient')
+      const amended = await w.api('POST', `/reports/${report.id}/amendments`, { ...as(analyst), body: { reason: 'Corrected the patient' } })
+      expect(amended.status).toBe(409)
+      expect(amended.body.detail).toContain(`order ${order.accession} is entered_in_error`)
+      const marked = await w.api('POST', `/reports/${report.id}/transition`, { body: { to: 'entered_in_error', reason: 'wrong patient' } })
+      expect(marked.body).toMatchObject({ status: 'entered_in_error', available_transitions: [] })
     })
   })
 

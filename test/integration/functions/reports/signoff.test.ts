@@ -6,7 +6,7 @@ import { grant, seedToken, seedUser } from '../../../../domain/tenancy/seed.js'
 import { reportsDeps } from '../../../../functions/reports/deps.js'
 import { createReportsApp } from '../../../../functions/reports/service.js'
 import { listen, startLoginStack } from '../../../support/oidc.js'
-import { cachedVariant, makeTrioOrder, MemoryVariantCache } from '../../../support/reports.js'
+import { cachedVariant, makeTrioOrder, MemoryVariantCache, moveOrder } from '../../../support/reports.js'
 import { call } from '../../../support/world.js'
 
 /**
@@ -232,6 +232,35 @@ describe('reports: the browser sign-off', async () => {
     } finally {
       await context.close()
     }
+  })
+
+  it('refuses a reviewer who changed the report and sent it to review herself, with a page that says why', async () => {
+    const { report } = await reportInReview()
+    // The bypass of the review: Rita takes it back, rewrites the conclusion, and sends it to review again.
+    expect((await api('POST', `/reports/${report.id}/transition`, rita.token, { to: 'draft' })).status).toBe(200)
+    expect((await api('PATCH', `/reports/${report.id}`, rita.token, { conclusion: 'Positive: a pathogenic SCN2A variant.' })).status).toBe(200)
+    expect((await api('POST', `/reports/${report.id}/transition`, rita.token, { to: 'in_review' })).status).toBe(200)
+    const { page } = rita1
+    const res = await page.goto(`${base}/${report.id}/signoff/`)
+    expect(res?.status()).toBe(403)
+    expect(await message(page)).toContain(
+      'you changed this report (you edited its text and sent it to review): a second person, who did not change it, reviews and signs it',
+    )
+    expect(await page.locator('form.sign').count()).toBe(0)
+    const [refused] = await events(report.id, 'report.signoff_refused')
+    expect(refused).toMatchObject({ outcome: 'denied', actor: { id: rita.user.id } })
+    expect((await api('GET', `/reports/${report.id}`)).body).toMatchObject({ status: 'in_review', signatures: [] })
+  })
+
+  it("refuses to sign a report whose order was entered in error, with a page that names the order's status", async () => {
+    const { report, order } = await reportInReview()
+    await moveOrder(world.deps, world.project, order.id, 'entered_in_error', 'wrong patient')
+    const { page } = rita1
+    const res = await page.goto(`${base}/${report.id}/signoff/`)
+    expect(res?.status()).toBe(409)
+    expect(await message(page)).toContain(`order ${order.accession} is entered_in_error`)
+    expect(await page.locator('form.sign').count()).toBe(0)
+    expect((await api('GET', `/reports/${report.id}`)).body.status).toBe('in_review')
   })
 
   it('refuses while a review comment is open, and signs once a reviewer resolves it', { timeout: 60_000 }, async () => {
