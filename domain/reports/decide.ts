@@ -756,8 +756,12 @@ const CHANGED =
 export interface ReauthState {
   userId: string
   sessionId: string
-  /** The session's latest re-authentication by its own user: how the login asked for it, the ID token's auth_time, and when the platform recorded it. */
-  reauth?: { prompt?: string; maxAge?: number; authTime: Date; at: Date }
+  /**
+   * The session's latest re-authentication by its own user: how the login asked for it and when it
+   * began (absent on sessions recorded before the platform kept it), the ID token's auth_time, and
+   * when the platform recorded it.
+   */
+  reauth?: { prompt?: string; maxAge?: number; begunAt?: Date; authTime: Date; at: Date }
   /** A re-authentication in this session by another user, refused by the admin service. */
   refused?: { at: Date; userId: string; email?: string }
 }
@@ -765,8 +769,8 @@ export interface ReauthState {
 /**
  * Whether the session's re-authentication is one a signature posted at `postedAt` accepts
  * (21 CFR 11.200: both components at signing): the admin service's login asked the provider for a
- * new authentication (prompt=login) that may not reuse an earlier one (max_age=0); the platform
- * recorded it after the post; the provider's auth_time is not before the post (auth_time counts
+ * new authentication (prompt=login) that may not reuse an earlier one (max_age=0); the login began
+ * after the post, and the platform recorded it after the post; the provider's auth_time is not before the post (auth_time counts
  * whole seconds, so the post's second is the bound); and it is at most five minutes old now.
  * A login with max_age=300, say, lets the provider answer from its session without asking for a
  * password, with the auth_time of an earlier login: it proves nothing about who posted the form.
@@ -777,6 +781,12 @@ export function judgeReauthentication(postedAt: Date, reauth: ReauthState['reaut
     return forbiddenBy(
       'signature without a re-authentication after its form',
       `you did not sign in again at the identity provider for this signature: ${again}`,
+    )
+  }
+  if (!reauth.begunAt || reauth.begunAt.getTime() < postedAt.getTime()) {
+    return forbiddenBy(
+      'signature with a re-authentication begun before its form',
+      `the sign-in you completed was started before you posted the signature's form, not for this signature: ${again}`,
     )
   }
   if (reauth.prompt !== 'login' || reauth.maxAge !== 0) {

@@ -50,7 +50,17 @@ export function reauthStateOf(session: SessionRecord): ReauthState {
   return {
     userId: session.user_id,
     sessionId: session.id,
-    ...(reauth ? { reauth: { prompt: reauth.prompt, maxAge: reauth.max_age, authTime: reauth.auth_time.toDate(), at: reauth.at.toDate() } } : {}),
+    ...(reauth
+      ? {
+          reauth: {
+            prompt: reauth.prompt,
+            maxAge: reauth.max_age,
+            begunAt: reauth.begun_at?.toDate(),
+            authTime: reauth.auth_time.toDate(),
+            at: reauth.at.toDate(),
+          },
+        }
+      : {}),
     ...(other ? { refused: { at: other.at.toDate(), userId: other.user_id, email: other.email } } : {}),
   }
 }

@@ -195,8 +195,8 @@ export class OidcLogin {
     email?: string
     returnTo: string
     authTime?: Date
-    /** How the login asked for the authentication (its login state's prompt and max_age): a re-authentication records them on the session. */
-    asked: Pick<LoginOptions, 'prompt' | 'maxAge'>
+    /** How and when the login asked for the authentication (its login state's prompt, max_age and creation): a re-authentication records them on the session. */
+    asked: Pick<LoginOptions, 'prompt' | 'maxAge'> & { begunAt: Date }
     reauthSession?: string
   }> {
     const state = query.get('state')
@@ -228,7 +228,11 @@ export class OidcLogin {
       email: identity.email,
       returnTo: login.return_to,
       authTime,
-      asked: { ...(login.prompt ? { prompt: login.prompt } : {}), ...(login.max_age !== undefined ? { maxAge: login.max_age } : {}) },
+      asked: {
+        ...(login.prompt ? { prompt: login.prompt } : {}),
+        ...(login.max_age !== undefined ? { maxAge: login.max_age } : {}),
+        begunAt: login.created.toDate(),
+      },
       reauthSession: login.reauth_session,
     }
   }

@@ -46,7 +46,7 @@ export interface SessionRecord {
    * began), the ID token's auth_time, and when the platform recorded it (`at`, its own clock). A
    * signature accepts only one asked as prompt=login, max_age=0 (domain/reports/decide.ts).
    */
-  reauth?: { prompt?: 'login'; max_age?: number; auth_time: Timestamp; at: Timestamp }
+  reauth?: { prompt?: 'login'; max_age?: number; begun_at?: Timestamp; auth_time: Timestamp; at: Timestamp }
   /** The latest re-authentication in this session that another user completed: refused, the session unchanged but for this note. */
   reauth_refused?: { at: Timestamp; user_id: string; email?: string }
 }
@@ -281,14 +281,16 @@ export class TokenStore {
 
   /**
    * Records that the session's own user authenticated again at the identity provider: the ID
-   * token's auth_time, and how the login that asked for it began (prompt, max_age), so that a
-   * signature can tell a password asked for now from a provider session reused.
+   * token's auth_time, and how and when the login that asked for it began (prompt, max_age, the
+   * login's start), so that a signature can tell a password asked for now from a provider session
+   * reused, or from a login begun before its form was posted.
    */
-  async recordReauthentication(key: string, input: { authTime: Date; now: Date; prompt?: 'login'; maxAge?: number }): Promise<void> {
+  async recordReauthentication(key: string, input: { authTime: Date; now: Date; prompt?: 'login'; maxAge?: number; begunAt: Date }): Promise<void> {
     const authTime = Timestamp.fromDate(input.authTime)
     const reauth: NonNullable<SessionRecord['reauth']> = {
       ...(input.prompt ? { prompt: input.prompt } : {}),
       ...(input.maxAge !== undefined ? { max_age: input.maxAge } : {}),
+      begun_at: Timestamp.fromDate(input.begunAt),
       auth_time: authTime,
       at: Timestamp.fromDate(input.now),
     }

@@ -183,9 +183,10 @@ export async function storeSignoff(
       if (!page) throw new Error('open the page first')
       return deps.signoffs.requestReauthentication(ctx, project, await report(), { ...page, meaning: 'approved' }, signerOf)
     },
-    async reauthenticate(asked: { prompt?: 'login'; maxAge?: number; authTime?: Date } = { prompt: 'login', maxAge: 0 }) {
+    async reauthenticate(asked: { prompt?: 'login'; maxAge?: number; authTime?: Date; begunAt?: Date } = { prompt: 'login', maxAge: 0 }) {
       await deps.tokens.recordReauthentication(key, {
         authTime: asked.authTime ?? new Date(),
+        begunAt: asked.begunAt ?? new Date(),
         now: new Date(),
         prompt: asked.prompt,
         maxAge: asked.maxAge,

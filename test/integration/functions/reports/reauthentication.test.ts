@@ -147,12 +147,33 @@ describe('reports: the re-authentication of a signature', async () => {
     // …then, in a later second, the form posted…
     await new Promise((r) => setTimeout(r, 1100))
     await postForm(browser, id)
-    // …and the held return delivered: the platform records it after the post, but its auth_time is before it.
+    // …and the held return delivered: the platform records it after the post, but the login began, and its auth_time is, before it.
     const landed = await browser.follow(held)
     expect(landed.url).toBe(complete)
     expect(landed.res.status).toBe(403)
-    expect(await landed.res.text()).toContain('happened before you posted the signature')
+    expect(await landed.res.text()).toContain('was started before you posted the signature')
     expect((await sessionOf(browser)).reauth).toMatchObject({ prompt: 'login', max_age: 0 })
     expect(await report(id)).toMatchObject({ status: 'in_review', signatures: [] })
+  })
+
+  it('does not sign with a prompt=login, max_age=0 login begun before the form was posted, though the password is typed after it', async () => {
+    const id = await reportInReview()
+    const browser = await ritasBrowser()
+    const complete = `${base}/${id}/signoff/complete`
+    // The login begun first (the provider's password form shown)…
+    const form = await browser.follow(`${adminUrl}/api/v1/auth/login?prompt=login&max_age=0&return_to=${encodeURIComponent(complete)}`)
+    expect(form.res.status).toBe(200)
+    // …then the sign-off's form posted, in a later second…
+    await new Promise((r) => setTimeout(r, 1100))
+    const { postedAt } = await postForm(browser, id)
+    // …then the password typed: a fresh authentication, but of a login that was not begun for this signature.
+    const { url } = await submitLoginForm(browser, form.url, await form.res.text(), ritaCredentials)
+    expect(url).toBe(complete)
+    const session = await sessionOf(browser)
+    expect(session.reauth).toMatchObject({ prompt: 'login', max_age: 0 })
+    expect(session.reauth!.begun_at!.toMillis()).toBeLessThan(postedAt)
+    expect(session.reauth!.auth_time.toMillis()).toBeGreaterThanOrEqual(Math.floor(postedAt / 1000) * 1000)
+    expect(await report(id)).toMatchObject({ status: 'in_review', signatures: [] })
+    expect(await refusals(id)).toEqual([expect.stringMatching(/^reauthentication: .*started before you posted/)])
   })
 })

@@ -100,11 +100,11 @@ const pending = (who: string, postedMs: number, sha = 'sha-1'): SignoffRecord =>
   expires_at: stamp(postedMs + 5 * 60_000),
 })
 
-/** The session of `who` after a re-authentication asked as prompt=login, max_age=0 at `authMs`, recorded a second later. */
+/** The session of `who` after a re-authentication asked as prompt=login, max_age=0, begun half a second before `authMs`, recorded a second after. */
 const reauthenticated = (who: string, authMs: number, asked: { prompt?: string; maxAge?: number } = { prompt: 'login', maxAge: 0 }): ReauthState => ({
   userId: who,
   sessionId: `session-${who}`,
-  reauth: { ...asked, authTime: at(authMs), at: at(authMs + 1000) },
+  reauth: { ...asked, begunAt: at(authMs - 500), authTime: at(authMs), at: at(authMs + 1000) },
 })
 
 /** The final step for `who`, posted at 0, re-authenticated at 2 s, now at 3 s: everything in order but the report and the order. */
@@ -308,29 +308,49 @@ describe('the re-authentication of a signature', () => {
     ['none recorded', undefined, 'you did not sign in again'],
     [
       'one recorded before the form was posted',
-      { prompt: 'login', maxAge: 0, authTime: posted - 20_000, at: posted - 19_000 },
+      { prompt: 'login', maxAge: 0, begunAt: posted - 21_000, authTime: posted - 20_000, at: posted - 19_000 },
       'you did not sign in again',
     ],
     [
+      'a login begun before the post, completed after it',
+      { prompt: 'login', maxAge: 0, begunAt: posted - 1000, authTime: posted + 4000, at: posted + 5000 },
+      'started before you posted',
+    ],
+    [
+      'one from a session recorded before the platform kept when its login began',
+      { prompt: 'login', maxAge: 0, authTime: posted + 4000, at: posted + 5000 },
+      'started before you posted',
+    ],
+    [
       'max_age=300 answered from the provider session (the attack)',
-      { maxAge: 300, authTime: posted - 100_000, at: posted + 5000 },
+      { maxAge: 300, begunAt: posted + 3000, authTime: posted - 100_000, at: posted + 5000 },
       'prompt=none, max_age=300',
     ],
-    ['prompt=login with max_age=300', { prompt: 'login', maxAge: 300, authTime: posted + 4000, at: posted + 5000 }, 'max_age=300'],
-    ['max_age=0 without prompt=login', { maxAge: 0, authTime: posted + 4000, at: posted + 5000 }, 'prompt=none, max_age=0'],
+    [
+      'prompt=login with max_age=300',
+      { prompt: 'login', maxAge: 300, begunAt: posted + 3000, authTime: posted + 4000, at: posted + 5000 },
+      'max_age=300',
+    ],
+    ['max_age=0 without prompt=login', { maxAge: 0, begunAt: posted + 3000, authTime: posted + 4000, at: posted + 5000 }, 'prompt=none, max_age=0'],
     [
       'prompt=login, max_age=0, but an auth_time before the post',
-      { prompt: 'login', maxAge: 0, authTime: posted - 2000, at: posted + 5000 },
+      { prompt: 'login', maxAge: 0, begunAt: posted + 3000, authTime: posted - 2000, at: posted + 5000 },
       'before you posted',
     ],
     [
       'prompt=login, max_age=0, over five minutes old now',
-      { prompt: 'login', maxAge: 0, authTime: posted + 1000, at: posted + 2000 },
+      { prompt: 'login', maxAge: 0, begunAt: posted + 500, authTime: posted + 1000, at: posted + 2000 },
       'more than five minutes old',
       posted + 302_000,
     ],
   ] as const)('refuses %s', (_, r, message, when = now) => {
-    const reauth = r && { prompt: 'prompt' in r ? r.prompt : undefined, maxAge: r.maxAge, authTime: at(r.authTime), at: at(r.at) }
+    const reauth = r && {
+      prompt: 'prompt' in r ? r.prompt : undefined,
+      maxAge: r.maxAge,
+      begunAt: 'begunAt' in r ? at(r.begunAt) : undefined,
+      authTime: at(r.authTime),
+      at: at(r.at),
+    }
     const judged = judgeReauthentication(at(posted), reauth, at(when))
     expect(judged && refusalStatus(judged)).toBe(403)
     expect(judged && refusalDetail(judged)).toContain(message)
@@ -341,7 +361,8 @@ describe('the re-authentication of a signature', () => {
     ["in the post's own second (auth_time counts whole seconds)", Math.floor((posted + 700) / 1000) * 1000],
   ])('accepts prompt=login, max_age=0 with an auth_time %s', (_, authTime) => {
     const postedAt = at(posted + 700)
-    expect(judgeReauthentication(postedAt, { prompt: 'login', maxAge: 0, authTime: at(authTime), at: at(posted + 5000) }, at(now))).toBeUndefined()
+    const reauth = { prompt: 'login', maxAge: 0, begunAt: at(posted + 800), authTime: at(authTime), at: at(posted + 5000) }
+    expect(judgeReauthentication(postedAt, reauth, at(now))).toBeUndefined()
   })
 
   it("records the re-authentication's auth_time on the signature", () => {
@@ -349,26 +370,33 @@ describe('the re-authentication of a signature', () => {
     expect(d.ok && d.changes.signature.auth_time.toMillis()).toBe(T0 + 2000)
   })
 
-  it('property: a re-authentication is accepted exactly when asked as prompt=login, max_age=0, after the post, and at most five minutes old', () => {
+  it('property: a re-authentication is accepted exactly when asked as prompt=login, max_age=0, begun after the post, and at most five minutes old', () => {
     fc.assert(
       fc.property(
         fc.record({
           postedMs: fc.integer({ min: 0, max: 600_000 }),
           prompt: fc.constantFrom<'login' | undefined>('login', undefined),
           maxAge: fc.constantFrom<number | undefined>(0, 1, 300, undefined),
+          begunDelta: fc.integer({ min: -60_000, max: 60_000 }),
           authDelta: fc.integer({ min: -400_000, max: 400_000 }),
           recordedDelta: fc.integer({ min: 0, max: 60_000 }),
           nowDelta: fc.integer({ min: 0, max: 400_000 }),
         }),
-        ({ postedMs, prompt, maxAge, authDelta, recordedDelta, nowDelta }) => {
+        ({ postedMs, prompt, maxAge, begunDelta, authDelta, recordedDelta, nowDelta }) => {
           // auth_time is whole seconds, as the ID token says it.
           const authTime = Math.floor((postedMs + authDelta) / 1000) * 1000
           const recorded = Math.max(authTime, postedMs + authDelta) + recordedDelta
           const now = recorded + nowDelta
-          const accepted = !judgeReauthentication(at(postedMs), { prompt, maxAge, authTime: at(authTime), at: at(recorded) }, at(now))
+          const begunAt = postedMs + begunDelta
+          const accepted = !judgeReauthentication(
+            at(postedMs),
+            { prompt, maxAge, begunAt: at(begunAt), authTime: at(authTime), at: at(recorded) },
+            at(now),
+          )
           const expected =
             prompt === 'login' &&
             maxAge === 0 &&
+            begunAt >= postedMs &&
             recorded >= postedMs &&
             authTime >= Math.floor(postedMs / 1000) * 1000 &&
             now - authTime <= 5 * 60_000
