@@ -1,7 +1,7 @@
 import type { Timestamp } from '@google-cloud/firestore'
 import type { ProjectRecord } from '../../lib/auth/access.js'
 import type { AuditInput } from '../../lib/audit.js'
-import { rolesAboveGranter, type ProjectRole } from '../../lib/auth/roles.js'
+import { orgRoleAboveGranter, rolesAboveGranter, type OrgRole, type ProjectRole } from '../../lib/auth/roles.js'
 import { absent, allow, conflictWith, deny, forbiddenBy, invalid, type Decision, type Refusal } from '../../lib/decision.js'
 
 /**
@@ -361,4 +361,30 @@ export function decideMemberRemoval(state: MemberState): Decision<{ removed: rea
   if (refusal) return deny(refusal)
   if (!state.current) return deny(absent('member'))
   return allow({ removed: state.current }, [{ ...memberScope(state), action: 'member.removed', change: { from: state.current.join(',') } }])
+}
+
+/** An organization role change as the route reads it: who grants with which role, to whom, who holds what now. */
+export interface OrgGrantState {
+  granter: { id: string; role: OrgRole | undefined }
+  targetId: string
+  /** The target's current role in the organization, if any. */
+  current: OrgRole | undefined
+}
+
+/**
+ * Organization roles never escalate either: nobody changes their own, and a granter gives, changes
+ * or removes only roles up to their own (only owners make or unmake owners). `roles`: what the
+ * change gives (none for a removal); the target's current role counts too, since it is taken away.
+ * Undefined when the change may go ahead.
+ */
+export function orgGrantRefusal(state: OrgGrantState, roles: readonly OrgRole[]): Refusal | undefined {
+  if (state.targetId === state.granter.id)
+    return forbiddenBy("a change to one's own roles", 'nobody changes their own roles; ask another organization admin')
+  const above = [...new Set([...roles, ...(state.current ? [state.current] : [])].filter((r) => orgRoleAboveGranter(state.granter.role, r)))]
+  if (!above.length) return undefined
+  const list = above.join(', ')
+  return forbiddenBy(
+    `a grant above the granter's own role (${list})`,
+    `you cannot grant, change or remove the role ${list}: it is above your own role in this organization`,
+  )
 }

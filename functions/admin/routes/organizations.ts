@@ -1,13 +1,15 @@
 import { createRoute, z, type RouteHandler } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import type { OrgRecord } from '../../../lib/auth/access.js'
-import { orgRoleAboveGranter, type OrgRole } from '../../../lib/auth/roles.js'
+import type { OrgRole } from '../../../lib/auth/roles.js'
+import { Refused } from '../../../lib/decision.js'
 import { iso } from '../../../lib/db.js'
 import { forbidden, notFound } from '../../../lib/errors.js'
-import { auditContext, refuse, resourceApp } from '../../../lib/http.js'
+import { auditContext, resourceApp } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
 import { commonErrors, conflictError, IdParam, json, pathId } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, paginate, paginateArray } from '../../../lib/pagination.js'
+import { orgGrantRefusal } from '../../../domain/tenancy/decide.js'
 import type { ServiceUserRecord } from '../../../domain/tenancy/service-users.js'
 import type { AdminDeps, AdminEnv } from '../deps.js'
 import { orgFor, orgVisible } from '../org-access.js'
@@ -45,38 +47,15 @@ export const listOrganizationsHandler: RouteHandler<ReturnType<typeof listRoute>
   )
 }
 
-/**
- * Organization roles never escalate: nobody changes their own, and a granter gives, changes or
- * removes only roles up to their own (only owners make or unmake owners).
- */
+/** Refuses an organization role change that the grant rules forbid (orgGrantRefusal): 403, with an access.denied event. */
 async function assertMayChangeOrgMember(c: Context<AdminEnv>, orgId: string, targetId: string, roles: OrgRole[]) {
   const principal = c.get('principal')
-  const scope = { org_id: orgId }
-  const entity = { type: 'org_member', id: targetId }
-  if (targetId === principal.user.id) {
-    await refuse(
-      c,
-      { reason: "a change to one's own roles", detail: 'nobody changes their own roles; ask another organization admin' },
-      scope,
-      entity,
-    )
-  }
-  const granter = principal.orgRoles.get(orgId)
   const target = await c.get('deps').access.getUser(targetId)
-  const current = target?.grants?.orgs?.[orgId]
-  const above = [...roles, ...(current ? [current] : [])].filter((r) => orgRoleAboveGranter(granter, r))
-  if (above.length) {
-    const list = [...new Set(above)].join(', ')
-    await refuse(
-      c,
-      {
-        reason: `a grant above the granter's own role (${list})`,
-        detail: `you cannot grant, change or remove the role ${list}: it is above your own role in this organization`,
-      },
-      scope,
-      entity,
-    )
-  }
+  const refusal = orgGrantRefusal(
+    { granter: { id: principal.user.id, role: principal.orgRoles.get(orgId) }, targetId, current: target?.grants?.orgs?.[orgId] },
+    roles,
+  )
+  if (refusal) throw new Refused(refusal, { scope: { org_id: orgId }, entity: { type: 'org_member', id: targetId } })
 }
 
 organizations.openapi(listRoute('/organizations'), listOrganizationsHandler)

@@ -2,8 +2,8 @@ import { Timestamp } from '@google-cloud/firestore'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { ProjectRecord } from '../../../../lib/auth/access.js'
-import { PROJECT_LADDER, PROJECT_ROLES, type ProjectRole } from '../../../../lib/auth/roles.js'
-import { refusalDetail, refusalStatus, type Decision } from '../../../../lib/decision.js'
+import { ORG_ROLES, PROJECT_LADDER, PROJECT_ROLES, type OrgRole, type ProjectRole } from '../../../../lib/auth/roles.js'
+import { refusalDetail, refusalStatus, type Decision, type Refusal } from '../../../../lib/decision.js'
 import {
   bucketNameProblem,
   claimKey,
@@ -15,7 +15,9 @@ import {
   decideMemberRoles,
   decideProjectCreation,
   derivedBucketNames,
+  orgGrantRefusal,
   type CreateProject,
+  type OrgGrantState,
   type Holding,
   type MemberState,
   type Resource,
@@ -555,5 +557,58 @@ describe('member changes', () => {
     expect(changed.ok && changed.events[0]).toMatchObject({ action: 'member.roles_changed', change: { from: 'lab', to: 'viewer' } })
     const removed = decideMemberRemoval(state({ current: ['viewer'] }))
     expect(removed.ok && removed.events[0]).toMatchObject({ action: 'member.removed', change: { from: 'viewer' } })
+  })
+})
+
+describe('organization role changes', () => {
+  const rank = (r: OrgRole | undefined) => (r === undefined ? -1 : ORG_ROLES.indexOf(r))
+  const judged = (r: Refusal | undefined) => (r ? `${refusalStatus(r)} ${refusalDetail(r)}` : 'ok')
+  const org = (over: Partial<OrgGrantState> = {}): OrgGrantState => ({
+    granter: { id: 'a', role: 'org_admin' },
+    targetId: 't',
+    current: undefined,
+    ...over,
+  })
+  it.each<[string, OrgGrantState, OrgRole[], string]>([
+    ['an admin adds a member', org(), ['org_member'], 'ok'],
+    ['an admin makes an admin', org(), ['org_admin'], 'ok'],
+    [
+      'an admin may not make an owner',
+      org(),
+      ['org_owner'],
+      '403 you cannot grant, change or remove the role org_owner: it is above your own role in this organization',
+    ],
+    [
+      'an admin may not remove an owner',
+      org({ current: 'org_owner' }),
+      [],
+      '403 you cannot grant, change or remove the role org_owner: it is above your own role in this organization',
+    ],
+    ['an owner makes an owner', org({ granter: { id: 'o', role: 'org_owner' } }), ['org_owner'], 'ok'],
+    [
+      'nobody changes their own role',
+      org({ targetId: 'a', current: 'org_admin' }),
+      ['org_member'],
+      '403 nobody changes their own roles; ask another organization admin',
+    ],
+    [
+      'someone with no role in the organization grants no role in it',
+      org({ granter: { id: 'p', role: undefined } }),
+      ['org_member'],
+      '403 you cannot grant, change or remove the role org_member: it is above your own role in this organization',
+    ],
+  ])('%s', (_, s, roles, expected) => {
+    expect(judged(orgGrantRefusal(s, roles))).toBe(expected)
+  })
+
+  it("property: no change is allowed that gives or takes a role above the granter's own, or touches their own", () => {
+    const role = fc.option(fc.constantFrom(...ORG_ROLES), { nil: undefined })
+    fc.assert(
+      fc.property(role, role, fc.boolean(), fc.array(fc.constantFrom(...ORG_ROLES), { maxLength: 2 }), (granter, current, self, roles) => {
+        const refusal = orgGrantRefusal({ granter: { id: 'g', role: granter }, targetId: self ? 'g' : 't', current }, roles)
+        const allowed = !self && [...roles, ...(current ? [current] : [])].every((r) => granter !== undefined && rank(r) <= rank(granter))
+        expect(refusal === undefined).toBe(allowed)
+      }),
+    )
   })
 })
