@@ -44,12 +44,21 @@ export interface PageRequest {
   /** Anything that changes the result set (filters); a token made with other filters is refused. */
   filters: Record<string, unknown>
   query: PageQuery
+  /**
+   * A condition the query cannot say (no index of its own serves it), checked on each document
+   * read. Then at most SCAN_BUDGET documents beyond the page are read, so a page can be short (even
+   * empty) and still carry a token, and a page costs the same however rare the matches.
+   */
+  post?: (doc: DocumentSnapshot) => boolean
 }
 
 export interface Page<T> {
   items: T[]
   nextPageToken?: string
 }
+
+/** Documents read per page at most, beyond the page itself, for conditions checked in memory. */
+export const SCAN_BUDGET = 2000
 
 export function pageSizeOf(query: PageQuery): number {
   if (query.page_size !== undefined && query.limit !== undefined && query.page_size !== query.limit) {
@@ -65,20 +74,35 @@ export async function paginate<T>(base: Query, req: PageRequest, map: (doc: Docu
   for (const [field, dir] of req.orderBy) q = q.orderBy(field, dir)
   const lastDir = req.orderBy.at(-1)?.[1] ?? 'asc'
   q = q.orderBy(FieldPath.documentId(), lastDir)
+  let after: unknown[] | undefined
   if (req.query.page_token) {
     const cursor = decodeToken(req.query.page_token)
     if (cursor.f !== filterKey) throw badRequest('page_token was made for other filters; start again without it')
     if (cursor.v.length !== req.orderBy.length) throw badRequest('page_token is not valid here')
-    q = q.startAfter(...cursor.v.map(decodeValue), cursor.id)
+    after = [...cursor.v.map(decodeValue), cursor.id]
   }
-  const snap = await q.limit(pageSize + 1).get()
-  const docs = snap.docs.slice(0, pageSize)
-  const last = docs.at(-1)
-  const nextPageToken =
-    snap.docs.length > pageSize && last
-      ? encodeToken({ v: req.orderBy.map(([field]) => encodeValue(last.get(field))), id: last.id, f: filterKey })
-      : undefined
-  return { items: docs.map(map), nextPageToken }
+  const tokenAt = (doc: DocumentSnapshot) => encodeToken({ v: req.orderBy.map(([field]) => encodeValue(doc.get(field))), id: doc.id, f: filterKey })
+  const items: T[] = []
+  const limit = pageSize + SCAN_BUDGET
+  let read = 0
+  let last: DocumentSnapshot | undefined
+  // Without a condition in memory this is one read of a page and one more document (is there a next page?).
+  for (;;) {
+    const chunk = req.post ? Math.min(Math.max(pageSize * 2, 200), limit - read) : pageSize + 1
+    const snap = await (after ? q.startAfter(...after) : q).limit(chunk).get()
+    for (const doc of snap.docs) {
+      read++
+      if (!req.post || req.post(doc)) {
+        // A match beyond a full page: there is a next page, which starts after the document before it.
+        if (items.length === pageSize) return { items, nextPageToken: tokenAt(last!) }
+        items.push(map(doc))
+      }
+      last = doc
+    }
+    if (snap.docs.length < chunk) return { items }
+    if (read >= limit) return { items, nextPageToken: tokenAt(last!) }
+    after = [...req.orderBy.map(([field]) => last!.get(field)), last!.id]
+  }
 }
 
 interface Cursor {

@@ -1,25 +1,31 @@
 import type { CloudEvent } from '@google-cloud/functions-framework'
 import type { BatchJobView } from '../lib/batch/port.js'
-import { isBatchState } from '../lib/batch/state.js'
+import { readNotification } from '../lib/batch/notifications.js'
 import { runIdOfJob } from '../domain/runs/batch-job.js'
 import { settleFromJob } from '../domain/runs/lifecycle.js'
-import { advance, fromBatchState, TERMINAL } from '../domain/runs/status.js'
+import { advance, fromBatchState, fromTaskState, TERMINAL, type RunStatus } from '../domain/runs/status.js'
 import type { OrchestratorDeps } from './deps.js'
 import { eventTime, MessagePublishedData } from './pubsub-event.js'
 import { afterRunSucceeded } from './run-succeeded.js'
 
 const SOURCE = 'batch'
 
-/** A Batch job notification (JOB_STATE_CHANGED, or TASK_STATE_CHANGED to FAILED) → the run's status. */
+/**
+ * A Batch notification (lib/batch/notifications.ts) → the run's status. A job-state message names
+ * its job and its new state; a task-state message names only its task, whose job is the prefix of
+ * the task's name: a task that waits or runs says so of its run, and a task's end is read as what
+ * its job's own state says.
+ */
 export async function onJobStateChanged(deps: OrchestratorDeps, event: CloudEvent<unknown>): Promise<void> {
   const { runs, batch, log, clock } = deps
   const envelope = MessagePublishedData.safeParse(event.data)
-  const attributes = envelope.success ? (envelope.data.message.attributes ?? {}) : {}
-  const jobName = attributes.JobName
-  if (!envelope.success || !jobName || !attributes.Type) {
-    log.warn('job state: malformed notification acknowledged', { event_id: event.id })
+  const read = envelope.success ? readNotification(envelope.data.message.attributes ?? {}) : { ok: false as const, problem: 'not a Pub/Sub message' }
+  if (!envelope.success || !read.ok) {
+    log.warn('job state: malformed notification acknowledged', { event_id: event.id, problem: read.ok ? undefined : read.problem })
     return
   }
+  const note = read.notification
+  const { jobName } = note
   let runId = runIdOfJob({ name: jobName })
   let job: BatchJobView | undefined
   if (!runId) {
@@ -31,22 +37,24 @@ export async function onJobStateChanged(deps: OrchestratorDeps, event: CloudEven
   if (!run || TERMINAL.has(run.status)) return
   const at = eventTime(event, envelope.data.message, clock.now())
 
-  let state = attributes.NewJobState
-  if (attributes.Type === 'TASK_STATE_CHANGED') {
-    // A task event says something happened; the job says what it means for the run.
-    job ??= await batch.getJob(jobName, log)
-    state = job?.state
+  let status: RunStatus | undefined
+  if (note.type === 'JOB_STATE_CHANGED') {
+    status = fromBatchState(note.state)
+  } else {
+    const meaning = fromTaskState(note.state)
+    if (meaning === 'job') {
+      job ??= await batch.getJob(jobName, log)
+      status = job ? fromBatchState(job.state) : undefined
+    } else {
+      status = meaning
+    }
   }
-  if (!state || !isBatchState(state)) {
-    log.warn('job state: unknown state acknowledged', { run_id: runId, state })
-    return
-  }
-  const status = fromBatchState(state)
-  // Nothing to apply (a QUEUED or SCHEDULED job, a duplicate, a late event): status only moves forward,
-  // so this read settles it without a transaction.
+  // Nothing to apply (a waiting job, a duplicate, a late event): status only moves forward, so this
+  // read settles it without a transaction.
   if (!status || !advance(run.status, status)) return
   if (status === 'failed' || (TERMINAL.has(status) && !run.started)) job ??= await batch.getJob(jobName, log)
-  const result = await settleFromJob(deps, run, status, at, job, SOURCE, { name: jobName, uid: attributes.JobUID })
-  log.info('job state applied', { run_id: runId, state, status, changed: result.changed })
+  const uid = note.type === 'JOB_STATE_CHANGED' ? note.jobUid : job?.uid
+  const result = await settleFromJob(deps, run, status, at, job, SOURCE, { name: jobName, uid })
+  log.info('job state applied', { run_id: runId, type: note.type, state: note.state, status, changed: result.changed })
   if (result.changed && result.run?.ingestion_pending) await afterRunSucceeded(deps, result.run)
 }

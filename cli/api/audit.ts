@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * Audit events of one project, organization or the platform, newest first; filters entity, action, actor, outcome, from, to
-         * @description Scope: X-Project-ID or project_id (project admins and auditors), org_id (organization owners and admins: the organization and all its projects), or scope=platform (platform administrators). entity is type:id or a type; action is exact or a group ending in .* (run.* matches run.submitted, not run.x.y); actor is a user id or an e-mail; from is inclusive, to exclusive. Every query is itself recorded (audit.queried, with its filters).
+         * @description Scope: X-Project-ID or project_id (project admins and auditors), org_id (organization owners and admins: the organization and all its projects), or scope=platform (platform administrators). entity is type:id or a type; action is exact or a group ending in .* (run.* matches run.submitted, not run.x.y); actor is a user id or an e-mail; from is inclusive, to exclusive. With several filters, the narrowest (an entity id, an actor, an action, an entity type, an action group, an outcome, in that order) is looked up and the others are checked on the events read, at most 2,000 beyond a page: a page may then hold fewer than page_size events (even none) and still carry X-Next-Page-Token; follow it until it is absent. Every query is itself recorded (audit.queried, with its filters).
          */
         get: operations["listEvents"];
         put?: never;

@@ -13,9 +13,13 @@ import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
  *
  * Every filter is an equality on a field of the event (or on one derived from it when written:
  * `action_group` for `run.*`, `scope` for the platform), ordered by `occurred_at`, with the time
- * range on that same field: so each query is served by an index (firestore.indexes.json has one
- * per scope and filter field, which Firestore merges for several filters) and its first page
- * costs the same whatever the number of events.
+ * range on that same field. A query is served from an index of its own: one per scope and
+ * combination of filters would be 162, which with the other collections' passes the 200 composite
+ * indexes a database may have, and Firestore documents merging the indexes of single filters for
+ * equalities and an order, not with a range. So a query holds the scope, the time range and the one filter that
+ * narrows the log most (firestore.indexes.json has an index for each scope and filter field), and
+ * the other filters are checked on the events read, a bounded number per page (lib/pagination.ts
+ * SCAN_BUDGET): a page may be short, even empty, and still carry a token.
  */
 export type AuditReadScope = { kind: 'project'; project_id: string } | { kind: 'organization'; org_id: string } | { kind: 'platform' }
 
@@ -34,10 +38,20 @@ export interface AuditFilters {
 }
 
 export interface QueryPlan {
+  /** The scope's field, then at most one filter: what the query says, served by an index of its own. */
   equal: Array<[field: string, value: string]>
   range: Array<[field: string, op: '>=' | '<', value: Date]>
   orderBy: Array<[field: string, direction: 'desc']>
+  /** The other filters, checked on each event read. */
+  post: Array<[field: string, value: string]>
 }
+
+/**
+ * The filter fields, the one that narrows the log most first: an entity's id names a handful of
+ * events, an actor or an action more, an entity type, an action group or an outcome many. The
+ * first a request has goes into the query.
+ */
+export const NARROWEST_FIRST = ['entity.id', 'actor.id', 'actor.email', 'action', 'entity.type', 'action_group', 'outcome'] as const
 
 const ENTITY_TYPE = /^[a-z][a-z0-9_]{0,63}$/
 const ACTION = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/
@@ -45,37 +59,38 @@ const ACTION_GROUP = /^([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*)\.\*$/
 
 /** The query a scope and filters make; a malformed filter is a 400 naming it. Pure: the index test reads it too. */
 export function auditQueryPlan(scope: AuditReadScope, f: AuditFilters): QueryPlan {
-  const equal: QueryPlan['equal'] = []
-  if (scope.kind === 'project') equal.push(['project_id', scope.project_id])
-  else if (scope.kind === 'organization') equal.push(['org_id', scope.org_id])
-  else equal.push(['scope', 'platform'])
+  const filters: QueryPlan['post'] = []
   if (f.entity !== undefined) {
     const colon = f.entity.indexOf(':')
     const type = colon < 0 ? f.entity : f.entity.slice(0, colon)
     if (!ENTITY_TYPE.test(type)) throw badRequest(`entity: '${f.entity}' is not <type> or <type>:<id> (e.g. run or run:3f0e…)`)
-    equal.push(['entity.type', type])
+    filters.push(['entity.type', type])
     if (colon >= 0) {
       const id = f.entity.slice(colon + 1)
       if (!id) throw badRequest("entity: the id after ':' is empty")
-      equal.push(['entity.id', id])
+      filters.push(['entity.id', id])
     }
   }
   if (f.action !== undefined) {
     const group = ACTION_GROUP.exec(f.action)
-    if (group) equal.push(['action_group', group[1]!])
-    else if (ACTION.test(f.action)) equal.push(['action', f.action])
+    if (group) filters.push(['action_group', group[1]!])
+    else if (ACTION.test(f.action)) filters.push(['action', f.action])
     else throw badRequest(`action: '${f.action}' is not an action (run.submitted) or a group of them (run.*)`)
   }
   if (f.actor !== undefined) {
     if (!f.actor) throw badRequest('actor: empty')
-    equal.push(f.actor.includes('@') ? ['actor.email', f.actor.toLowerCase()] : ['actor.id', f.actor])
+    filters.push(f.actor.includes('@') ? ['actor.email', f.actor.toLowerCase()] : ['actor.id', f.actor])
   }
-  if (f.outcome !== undefined) equal.push(['outcome', f.outcome])
+  if (f.outcome !== undefined) filters.push(['outcome', f.outcome])
   if (f.from && f.to && f.from >= f.to) throw badRequest('from: must be before to')
   const range: QueryPlan['range'] = []
   if (f.from) range.push(['occurred_at', '>=', f.from])
   if (f.to) range.push(['occurred_at', '<', f.to])
-  return { equal, range, orderBy: [['occurred_at', 'desc']] }
+  const rank = (field: string) => (NARROWEST_FIRST as readonly string[]).indexOf(field)
+  const [first, ...post] = filters.sort(([a], [b]) => rank(a) - rank(b))
+  const scoped: [string, string] =
+    scope.kind === 'project' ? ['project_id', scope.project_id] : scope.kind === 'organization' ? ['org_id', scope.org_id] : ['scope', 'platform']
+  return { equal: first ? [scoped, first] : [scoped], range, orderBy: [['occurred_at', 'desc']], post }
 }
 
 /**
@@ -107,8 +122,9 @@ export class AuditLog {
     let q: Query = this.events
     for (const [field, value] of plan.equal) q = q.where(field, '==', value)
     for (const [field, op, value] of plan.range) q = q.where(field, op, Timestamp.fromDate(value))
-    const keyed = Object.fromEntries([...plan.equal, ...plan.range.map(([f, op, v]) => [`${f}${op}`, v.toISOString()])])
-    return paginate(q, { orderBy: plan.orderBy, filters: keyed, query: page }, (d: DocumentSnapshot) => d.data() as AuditEvent)
+    const keyed = Object.fromEntries([...plan.equal, ...plan.post, ...plan.range.map(([f, op, v]) => [`${f}${op}`, v.toISOString()])])
+    const post = plan.post.length ? (d: DocumentSnapshot) => plan.post.every(([field, value]) => d.get(field) === value) : undefined
+    return paginate(q, { orderBy: plan.orderBy, filters: keyed, query: page, post }, (d: DocumentSnapshot) => d.data() as AuditEvent)
   }
 
   async get(id: string): Promise<AuditEvent | undefined> {

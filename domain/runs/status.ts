@@ -1,5 +1,5 @@
 import { assertNever } from '../../lib/assert.js'
-import type { BatchState } from '../../lib/batch/port.js'
+import type { BatchState, BatchTaskState } from '../../lib/batch/port.js'
 
 /** A run's statuses, and the one rule of how they move. */
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const
@@ -36,6 +36,29 @@ export function fromBatchState(s: BatchState): RunStatus | undefined {
     case 'DELETION_IN_PROGRESS':
     case 'CANCELLATION_IN_PROGRESS':
     case 'CANCELLED':
+    case 'STATE_UNSPECIFIED':
+      return undefined
+    default:
+      return assertNever(s)
+  }
+}
+
+/**
+ * What a task's new state says about its job's run, in one exhaustive place. A task waits or runs
+ * only while its job does; but a task's end is not its job's (another task may still run, a
+ * lifecycle policy may retry it), so for those the job's own state decides: `job`.
+ */
+export function fromTaskState(s: BatchTaskState): RunStatus | 'job' | undefined {
+  switch (s) {
+    case 'PENDING':
+    case 'ASSIGNED':
+      return 'queued'
+    case 'RUNNING':
+      return 'running'
+    case 'SUCCEEDED':
+    case 'FAILED':
+    case 'UNEXECUTED':
+      return 'job'
     case 'STATE_UNSPECIFIED':
       return undefined
     default:

@@ -2,7 +2,7 @@ import { FieldPath, type Query, type Timestamp } from '@google-cloud/firestore'
 import type { Db } from '../../lib/db.js'
 import { badRequest } from '../../lib/errors.js'
 import { sha256 } from '../../lib/ids.js'
-import { pageSizeOf, type Page, type PageQuery } from '../../lib/pagination.js'
+import { pageSizeOf, SCAN_BUDGET, type Page, type PageQuery } from '../../lib/pagination.js'
 import type { Assembly } from './assembly.js'
 import { regionKeyRange } from './genome-order.js'
 import { ZYGOSITIES, type SampleCall, type VariantRecord, type Zygosity } from './records.js'
@@ -265,8 +265,18 @@ export interface CacheFilters {
   zygosity?: Partial<Record<FilterRole, Zygosity[]>>
 }
 
-/** Firestore's bound on the alternatives of one query (the product of its `in` lists). */
+/** Firestore's bound on the alternatives of one query (the product of its `in` lists, in disjunctive normal form). */
 export const MAX_DISJUNCTIONS = 30
+
+/**
+ * The roles whose zygosity filters go into one query together: a family's, a tumour's. Every
+ * subset of a group's roles, with or without a consequence, has an index of its own: 22 query
+ * shapes, where every subset of all five roles would make 64.
+ */
+export const ROLE_GROUPS: ReadonlyArray<readonly FilterRole[]> = [
+  ['proband', 'mother', 'father'],
+  ['tumor', 'normal'],
+]
 
 export interface CacheQueryPlan {
   /** Fields under `==` (one value) or `in` (several), build_id first. */
@@ -280,34 +290,49 @@ export interface CacheQueryPlan {
 }
 
 /**
- * How a filtered listing of a build is asked of Firestore. Without a gene, every equality filter
- * (consequence, PASS, each role's zygosity) is in the query, served by the indexes of
- * firestore.indexes.json that Firestore merges (build_id, <field>, genome_order); with a gene, the
- * query is the gene's array-contains (its own index) and the other filters are checked on the
- * documents read, a gene's variants being few. `min_qual` is always checked on the documents:
- * a range on qual would make Firestore order by qual first, not by genome order.
+ * How a filtered listing of a build is asked of Firestore, each query shape served by an index of
+ * its own (firestore.indexes.json; Firestore documents merging indexes for equalities and an order,
+ * not with a region's range, and not reliably for `in` lists). With a gene, the query is the gene's
+ * array-contains and every other filter is checked on the documents read, a gene's variants being
+ * few. Without one, the query holds the consequence and the zygosities of the roles of one
+ * ROLE_GROUPS group (the first the filters name), as `in` lists while they make at most
+ * MAX_DISJUNCTIONS alternatives (else the longest lists are checked on the documents instead); the
+ * other group's roles and `filter=PASS` (most variants pass: an index would spare little) are
+ * checked on the documents, as is `min_qual`: a range on qual would make Firestore order by qual
+ * first, not by genome order.
  */
 export function cacheQueryPlan(buildId: string, f: CacheFilters): CacheQueryPlan {
-  const equal: CacheQueryPlan['equal'] = [['build_id', [buildId]]]
   const post: CacheQueryPlan['post'] = []
-  const other: Array<[string, unknown[]]> = []
-  if (f.consequence?.length) other.push(['consequence', f.consequence])
-  if (f.filter === 'PASS') other.push(['pass', [true]])
-  for (const role of FILTER_ROLES) {
-    const values = f.zygosity?.[role]
-    if (values?.length) other.push([`zyg_${role}`, values])
+  const check = ([field, values]: [string, unknown[]]) => post.push((d) => values.includes((d as unknown as Record<string, unknown>)[field]))
+  const roles = FILTER_ROLES.filter((role) => f.zygosity?.[role]?.length)
+  const group = ROLE_GROUPS.find((g) => roles.some((role) => g.includes(role))) ?? []
+  const lists: Array<[string, unknown[]]> = [
+    ...(f.consequence?.length ? [['consequence', f.consequence] as [string, unknown[]]] : []),
+    ...roles.filter((role) => group.includes(role)).map((role): [string, unknown[]] => [`zyg_${role}`, f.zygosity![role]!]),
+  ]
+  roles.filter((role) => !group.includes(role)).forEach((role) => check([`zyg_${role}`, f.zygosity![role]!]))
+  // With a gene the query is the gene's alone: its variants are few, and indexes for a gene with each
+  // combination of the other filters would double their number.
+  const inQuery = f.gene ? [] : [...lists]
+  const alternatives = () => inQuery.reduce((n, [, values]) => n * values.length, 1)
+  while (alternatives() > MAX_DISJUNCTIONS) {
+    const longest = inQuery.reduce((at, [, values], i) => (values.length > inQuery[at]![1].length ? i : at), 0)
+    inQuery.splice(longest, 1)
   }
-  if (f.gene) {
-    for (const [field, values] of other) post.push((d) => values.includes((d as unknown as Record<string, unknown>)[field]))
-  } else {
-    equal.push(...other)
-  }
+  lists.filter((list) => !inQuery.includes(list)).forEach(check)
+  if (f.filter === 'PASS') post.push((d) => d.pass)
   if (f.min_qual !== undefined) {
     const min = f.min_qual
     post.push((d) => d.qual !== null && d.qual >= min)
   }
   const range = f.region ? regionKeyRange(f.region.chrom, f.region.start, f.region.end) : undefined
-  return { equal, contains: f.gene ? ['genes', f.gene] : undefined, range, orderBy: [['genome_order', 'asc']], post }
+  return {
+    equal: [['build_id', [buildId]], ...inQuery],
+    contains: f.gene ? ['genes', f.gene] : undefined,
+    range,
+    orderBy: [['genome_order', 'asc']],
+    post,
+  }
 }
 
 /** Parses `proband:het|hom_alt,mother:hom_ref` (or `proband=het`); `alt` stands for het, hom_alt and hemi. */
@@ -332,15 +357,6 @@ export function parseZygosityFilter(text: string): Partial<Record<FilterRole, Zy
   return out
 }
 
-/** Checks the filters against Firestore's bound on alternatives (the product of the lists in one query). */
-export function checkDisjunctions(f: CacheFilters): void {
-  const lists = [f.consequence?.length ?? 1, ...FILTER_ROLES.map((r) => f.zygosity?.[r]?.length ?? 1)]
-  const product = lists.reduce((a, b) => a * Math.max(1, b), 1)
-  if (!f.gene && product > MAX_DISJUNCTIONS) {
-    throw badRequest(`the consequence and zygosity lists make ${product} alternatives; at most ${MAX_DISJUNCTIONS} (narrow a list, or add a gene)`)
-  }
-}
-
 // -------------------------------------------------------------------------------------------
 // Keyset pages on genome order, with filters checked on the documents read
 
@@ -352,9 +368,6 @@ interface CacheCursor {
   /** The filters' fingerprint. */
   f: string
 }
-
-/** Documents read per page at most, beyond the page itself, for the filters checked in memory. */
-export const SCAN_BUDGET = 2000
 
 const fingerprint = (filters: unknown) => sha256(JSON.stringify(filters)).slice(0, 16)
 
@@ -476,7 +489,6 @@ export class VariantCacheStore {
   ): Promise<{ page: Page<OrderVariant>; active: ActiveBuild } | undefined> {
     const active = (await this.head(projectId, orderId))?.active
     if (!active) return undefined
-    checkDisjunctions(filters)
     const plan = cacheQueryPlan(active.build_id, filters)
     let q: Query = this.refs.variants()
     for (const [field, values] of plan.equal) q = values.length === 1 ? q.where(field, '==', values[0]) : q.where(field, 'in', values)

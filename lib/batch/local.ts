@@ -15,11 +15,11 @@ import {
   type BatchJobView,
   type BatchRunnable,
   type BatchState,
+  type BatchTaskState,
   type BatchVolume,
   type CreateJobRequest,
 } from './port.js'
-
-type TaskState = 'PENDING' | 'ASSIGNED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED'
+import { notificationAttributes } from './notifications.js'
 
 /** What survives in <work>/<job id>/job.json: enough for getJob after a restart. */
 interface JobFile {
@@ -78,7 +78,8 @@ const STDERR_TAIL_LINES = 20
  * container runnable as its entrypoint and commands (the image itself cannot run here), a script
  * with /bin/sh. The bucket mounted at /mnt/disks/<bucket> is the bucket's local folder: the mount
  * path is rewritten in the environment, commands and scripts, as no root is needed for that.
- * Job-state notifications go to the job's Pub/Sub topic with the attributes Cloud Batch sets.
+ * Job- and task-state notifications go to the job's Pub/Sub topic with exactly the attributes Cloud
+ * Batch sets (lib/batch/notifications.ts), so the local suite reads them as the cloud does.
  */
 export class LocalBatchExecutor implements BatchBackend {
   constructor(
@@ -473,7 +474,7 @@ export class LocalBatchExecutor implements BatchBackend {
   }
 
   /** Records a new state, then publishes its notifications (without waiting for them when `background`). */
-  private async transition(job: LiveJob, state: BatchState, description: string, taskState?: TaskState, background = false) {
+  private async transition(job: LiveJob, state: BatchState, description: string, taskState?: BatchTaskState, background = false) {
     // Once deletion has begun, the execution racing it must not move the job anywhere else.
     if (job.cancelled && state !== 'DELETION_IN_PROGRESS') return
     const previous = job.file.state
@@ -506,26 +507,24 @@ export class LocalBatchExecutor implements BatchBackend {
   }
 
   /** Publishes what Cloud Batch would, to the topics and for the states the job's notifications ask for. */
-  private async notify(file: JobFile, previous: BatchState, state: BatchState, taskState?: TaskState) {
+  private async notify(file: JobFile, previous: BatchState, state: BatchState, taskState?: BatchTaskState) {
     for (const n of file.job.notifications ?? []) {
       if (!n.pubsubTopic) continue
       const type = String(n.message?.type ?? '')
       let attributes: Record<string, string> | undefined
       let data: string | undefined
       if (type === 'JOB_STATE_CHANGED' && (!n.message?.newJobState || String(n.message.newJobState) === state)) {
-        attributes = { Type: type, JobName: file.name, JobUID: file.uid, NewJobState: state, Region: this.opts.region }
+        attributes = notificationAttributes({ type, jobName: file.name, jobUid: file.uid, state, region: this.opts.region })
         data = `Job state was updated from ${previous} to ${state}.`
       } else if (type === 'TASK_STATE_CHANGED' && taskState && (!n.message?.newTaskState || String(n.message.newTaskState) === taskState)) {
-        const taskName = `${file.name}/taskGroups/group0/tasks/0`
-        attributes = {
-          Type: type,
-          JobName: file.name,
-          JobUID: file.uid,
-          TaskName: taskName,
-          TaskUID: `${file.uid}-group0-0`,
-          NewTaskState: taskState,
-          Region: this.opts.region,
-        }
+        // The job's only task: task group 0, task 0, as Batch names the first task of a one-task job.
+        attributes = notificationAttributes({
+          type,
+          taskName: `${file.name}/taskGroups/group0/tasks/0`,
+          taskUid: `${file.uid}-group0-0`,
+          state: taskState,
+          region: this.opts.region,
+        })
         data = `Task state was updated to ${taskState}.`
       }
       if (!attributes || !data) continue

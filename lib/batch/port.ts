@@ -6,6 +6,7 @@ export type BatchJob = protos.google.cloud.batch.v1.IJob
 export type BatchRunnable = protos.google.cloud.batch.v1.IRunnable
 export type BatchVolume = protos.google.cloud.batch.v1.IVolume
 export type BatchState = keyof typeof protos.google.cloud.batch.v1.JobStatus.State
+export type BatchTaskState = keyof typeof protos.google.cloud.batch.v1.TaskStatus.State
 
 export interface BatchJobEvent {
   at?: Date

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { auditQueryPlan, type AuditFilters, type AuditReadScope } from '../../domain/audit/log.js'
-import { cacheQueryPlan, type CacheFilters } from '../../domain/variants/cache.js'
+import { cacheQueryPlan, FILTER_ROLES, type CacheFilters, type FilterRole } from '../../domain/variants/cache.js'
+import type { Zygosity } from '../../domain/variants/records.js'
 import { ALL_COLLECTIONS } from '../support/collections.js'
 
 /**
@@ -32,7 +33,9 @@ interface QueryShape {
   /** Fields under `==` or `in`. */
   equal: string[]
   contains?: string
-  /** orderBy clauses (a range filter's field comes first); paginate()'s document-id tie-break is implicit in every index. */
+  /** The field of a range filter (`>=`, `<`). */
+  range?: string
+  /** orderBy clauses; paginate()'s document-id tie-break is implicit in every index. */
   orderBy: Array<[string, Direction]>
 }
 
@@ -260,56 +263,75 @@ const QUERIES: QueryShape[] = [
   { source: 'domain/runs/store.ts listIngestionPending', collection: 'runs', equal: ['ingestion_pending'], orderBy: [['updated', 'asc']] },
 ]
 
+/** Every combination of the values given for each key: undefined stands for a filter not sent. */
+function combinations<F extends object>(options: { [K in keyof Required<F>]: Array<F[K]> }): F[] {
+  return Object.entries(options).reduce<Array<Record<string, unknown>>>(
+    (acc, [key, values]) => acc.flatMap((a) => (values as unknown[]).map((v) => (v === undefined ? a : { ...a, [key]: v }))),
+    [{}],
+  ) as F[]
+}
+
 /**
- * Every query GET /orders/{id}/variants can make: each combination of its filters, as
- * domain/variants/cache.ts plans it (with a gene, the other filters are checked on the documents).
+ * Every query GET /orders/{id}/variants can make: each combination of its filters (the mapped type
+ * wants a line for every filter CacheFilters has, so a new filter fails to compile here until it is
+ * listed), as domain/variants/cache.ts plans it.
  */
 function cacheQueries(): QueryShape[] {
-  const options: Array<Array<Partial<CacheFilters>>> = [
-    [{}, { gene: 'BRCA1' }],
-    [{}, { consequence: ['missense_variant'] }, { consequence: ['missense_variant', 'stop_gained'] }],
-    [{}, { filter: 'PASS' }],
-    [{}, { zygosity: { proband: ['het'] } }],
-    [{}, { zygosity: { mother: ['hom_ref'], father: ['hom_ref'] } }],
-    [{}, { region: { chrom: '17', start: 1, end: 2 } }, { min_qual: 30 }],
-  ]
-  const combos = options.reduce<Array<Partial<CacheFilters>>>(
-    (acc, opts) => acc.flatMap((a) => opts.map((o) => ({ ...a, ...o, zygosity: { ...a.zygosity, ...o.zygosity } }))),
-    [{}],
+  const zygosities: Array<Zygosity[] | undefined> = [undefined, ['het'], ['het', 'hom_alt', 'hemi']]
+  const zygosity = combinations<Partial<Record<FilterRole, Zygosity[]>>>(
+    Object.fromEntries(FILTER_ROLES.map((role) => [role, zygosities])) as { [R in FilterRole]: Array<Zygosity[] | undefined> },
   )
+  const combos = combinations<CacheFilters>({
+    gene: [undefined, 'BRCA1'],
+    region: [undefined, { chrom: '17', start: 1, end: 2 }],
+    consequence: [undefined, ['missense_variant'], ['missense_variant', 'stop_gained'], Array.from({ length: 31 }, (_, i) => `term_${i}`)],
+    min_qual: [undefined, 30],
+    filter: [undefined, 'PASS'],
+    zygosity: [undefined, ...zygosity],
+  })
   const shapes = new Map<string, QueryShape>()
   for (const filters of combos) {
     const plan = cacheQueryPlan('b', filters)
     const equal = plan.equal.map(([f]) => f)
-    const source = `domain/variants/cache.ts listVariants ${[...equal.slice(1), ...(plan.contains ? [plan.contains[0]] : [])].join('+') || 'unfiltered'}`
-    shapes.set(source, { source, collection: 'cache_variants', equal, contains: plan.contains?.[0], orderBy: plan.orderBy })
+    const source = `domain/variants/cache.ts listVariants ${[...equal.slice(1), ...(plan.contains ? [plan.contains[0]] : [])].join('+') || 'unfiltered'}${plan.range ? ' in a region' : ''}`
+    shapes.set(source, {
+      source,
+      collection: 'cache_variants',
+      equal,
+      contains: plan.contains?.[0],
+      range: plan.range ? 'genome_order' : undefined,
+      orderBy: plan.orderBy,
+    })
   }
   return [...shapes.values()]
 }
 
 /**
- * Every query the audit service can make: each scope with every combination of filters, as
- * domain/audit/log.ts plans it (so a new filter there shows here).
+ * Every query the audit service can make: each scope with every combination of filters (one line
+ * per filter of AuditFilters, or this fails to compile), as domain/audit/log.ts plans it.
  */
 function auditQueries(): QueryShape[] {
   const scopes: AuditReadScope[] = [{ kind: 'project', project_id: 'p' }, { kind: 'organization', org_id: 'o' }, { kind: 'platform' }]
-  const options: Array<Array<Partial<AuditFilters>>> = [
-    [{}, { entity: 'run' }, { entity: 'run:r1' }],
-    [{}, { action: 'run.submitted' }, { action: 'run.*' }],
-    [{}, { actor: 'u1' }, { actor: 'a@example.org' }],
-    [{}, { outcome: 'denied' }],
-    [{}, { from: new Date(0) }, { to: new Date(1) }, { from: new Date(0), to: new Date(1) }],
-  ]
-  const combos = options.reduce<Array<Partial<AuditFilters>>>((acc, opts) => acc.flatMap((a) => opts.map((o) => ({ ...a, ...o }))), [{}])
+  const combos = combinations<AuditFilters>({
+    entity: [undefined, 'run', 'run:r1'],
+    action: [undefined, 'run.submitted', 'run.*'],
+    actor: [undefined, 'u1', 'a@example.org'],
+    outcome: [undefined, 'denied'],
+    from: [undefined, new Date(0)],
+    to: [undefined, new Date(1)],
+  })
   const shapes = new Map<string, QueryShape>()
   for (const scope of scopes) {
     for (const filters of combos) {
       const plan = auditQueryPlan(scope, filters)
       const equal = plan.equal.map(([f]) => f)
+      const ranges = [...new Set(plan.range.map(([f]) => f))]
+      expect(ranges.length).toBeLessThanOrEqual(1)
       const shape = {
-        source: `domain/audit/log.ts ${scope.kind} ${equal.slice(1).join('+') || 'unfiltered'}`,
+        source: `domain/audit/log.ts ${scope.kind} ${equal.slice(1).join('+') || 'unfiltered'}${ranges.length ? ' in a time range' : ''}`,
         collection: 'audit_events',
         equal,
+        range: ranges[0],
         orderBy: plan.orderBy,
       }
       shapes.set(shape.source, shape)
@@ -321,11 +343,14 @@ function auditQueries(): QueryShape[] {
 /**
  * Firestore's rule for a composite index serving a query: the equality (and array-contains)
  * fields first, in any order, then the sort fields in the query's order and directions. A sort on
- * a field already fixed by an equality filter does not count.
+ * a field already fixed by an equality filter does not count. A range is served only on the
+ * query's first sort field (Firestore orders by the inequality field first, and the platform's
+ * pages follow one order, so a range anywhere else would need an index and an order of its own).
  */
 function serves(index: Index, q: QueryShape): boolean {
   if (index.collectionGroup !== q.collection || index.queryScope !== 'COLLECTION') return false
   const sorts = q.orderBy.filter(([field]) => !q.equal.includes(field))
+  if (q.range !== undefined && sorts[0]?.[0] !== q.range) return false
   const prefixLength = q.equal.length + (q.contains ? 1 : 0)
   if (index.fields.length !== prefixLength + sorts.length) return false
   const prefix = index.fields.slice(0, prefixLength)
@@ -337,28 +362,6 @@ function serves(index: Index, q: QueryShape): boolean {
     return f?.fieldPath === field && f.order === (dir === 'asc' ? 'ASCENDING' : 'DESCENDING')
   })
   return prefixOk && sortsOk
-}
-
-/**
- * Index merging: Firestore serves a query of equality filters and a sort without an index of its
- * own when indexes exist that each hold some of its equality fields followed by exactly its sort,
- * together covering every equality field (Firestore docs: "taking advantage of index merging").
- */
-function servedByMerge(indexes: Index[], q: QueryShape): boolean {
-  if (q.contains) return false
-  const usable = indexes.filter((index) => {
-    if (index.collectionGroup !== q.collection || index.queryScope !== 'COLLECTION') return false
-    const sorts = q.orderBy.filter(([field]) => !q.equal.includes(field))
-    const prefix = index.fields.slice(0, index.fields.length - sorts.length)
-    const tail = index.fields.slice(index.fields.length - sorts.length)
-    return (
-      prefix.length > 0 &&
-      prefix.every((f) => f.order !== undefined && q.equal.includes(f.fieldPath)) &&
-      sorts.every(([field, dir], i) => tail[i]?.fieldPath === field && tail[i]?.order === (dir === 'asc' ? 'ASCENDING' : 'DESCENDING'))
-    )
-  })
-  const covered = new Set(usable.flatMap((i) => i.fields.map((f) => f.fieldPath)))
-  return q.equal.every((f) => covered.has(f))
 }
 
 const describeIndex = (i: Index) => `${i.collectionGroup}(${i.fields.map((f) => `${f.fieldPath} ${f.order ?? f.arrayConfig}`).join(', ')})`
@@ -397,22 +400,30 @@ describe('firestore.indexes.json', () => {
     expect(file.indexes.filter((i) => serves(i, q)).map(describeIndex)).not.toEqual([])
   })
 
-  it.each(auditQueries())('serves $source from indexes (its own, or merged)', (q) => {
-    expect(file.indexes.some((i) => serves(i, q)) || servedByMerge(file.indexes, q)).toBe(true)
+  // No query relies on Firestore merging indexes: it is documented for equalities and an order, not
+  // with a range, and a merge it does not make fails the query in the cloud only.
+  it.each(auditQueries())('has an index of its own for $source', (q) => {
+    expect(file.indexes.filter((i) => serves(i, q)).map(describeIndex)).not.toEqual([])
   })
 
-  it.each(cacheQueries())('serves $source from indexes (its own, or merged)', (q) => {
-    expect(file.indexes.some((i) => serves(i, q)) || servedByMerge(file.indexes, q)).toBe(true)
+  it.each(cacheQueries())('has an index of its own for $source', (q) => {
+    expect(file.indexes.filter((i) => serves(i, q)).map(describeIndex)).not.toEqual([])
   })
 
-  it('serves every audit query with a single filter from an index of its own', () => {
-    const single = auditQueries().filter((q) => q.equal.length <= 2)
-    expect(single.filter((q) => !file.indexes.some((i) => serves(i, q))).map((q) => q.source)).toEqual([])
+  it('declares no index that no query uses', () => {
+    const queries = [...QUERIES, ...auditQueries(), ...cacheQueries()]
+    expect(file.indexes.filter((i) => !queries.some((q) => serves(i, q))).map(describeIndex)).toEqual([])
   })
 
-  it('finds no merge for an equality field that no index holds', () => {
-    const q: QueryShape = { source: 'none', collection: 'audit_events', equal: ['project_id', 'service'], orderBy: [['occurred_at', 'desc']] }
-    expect(servedByMerge(file.indexes, q)).toBe(false)
+  it("stays well within Firestore's 200 composite indexes per database", () => {
+    // Firestore's limit (Quotas and limits) fails a deploy that passes it. A quarter is kept free for the
+    // indexes of what comes next: a filter combination that multiplies indexes is restructured instead.
+    expect(file.indexes.length).toBeLessThanOrEqual(150)
+  })
+
+  it('finds no index for a range on a field the query does not order by first', () => {
+    const q: QueryShape = { source: 'none', collection: 'audit_events', equal: ['project_id'], range: 'seq', orderBy: [['occurred_at', 'desc']] }
+    expect(file.indexes.some((i) => serves(i, q))).toBe(false)
   })
 
   it('finds no index for a query whose sort direction differs from every declared index', () => {

@@ -37,7 +37,7 @@ orders.openapi(
     summary:
       "The order's variants in genome order, each with every sample's call under its role; filters gene, region, consequence, min_qual, filter, zygosity",
     description:
-      'Pages in genome order (1–22, X, Y, MT, then other contigs; position; id) with keyset tokens that stay valid across a rebuild of the cache. Without filters, X-Total-Count gives the number of variants. A page may hold fewer than page_size variants (even none) when a filter checked on the variants read (min_qual; with a gene, the other filters) skips many: follow X-Next-Page-Token until it is absent. 404 when the order has no ready cache (see its status).',
+      'Pages in genome order (1–22, X, Y, MT, then other contigs; position; id) with keyset tokens that stay valid across a rebuild of the cache. Without filters, X-Total-Count gives the number of variants. A page may hold fewer than page_size variants (even none) when a filter checked on the variants read skips many (min_qual, filter=PASS, the zygosities of tumor and normal beside those of the proband and parents, lists that make more than 30 alternatives together; with a gene, every other filter): at most 2,000 variants are read beyond a page, so follow X-Next-Page-Token until it is absent. 404 when the order has no ready cache (see its status).',
     middleware: [read] as const,
     request: { params: OrderParams, query: PageQuery.extend(VariantListQuery.shape) },
     responses: {

@@ -41,7 +41,7 @@ const requestRun = (run: Pick<RunRecord, 'id' | 'project_id'>) =>
 
 const jobNameOf = (runId: string) => jobName(jobParent(stage.config.gcpProject, stage.config.batch.region), jobIdForRun(runId))
 
-/** A job notification as Cloud Batch sends it (the local executor sends the same). */
+/** A job-state notification with exactly the attributes Cloud Batch sets (the local executor sends the same). */
 const jobEvent = (runId: string, state: string) =>
   stage.push(jobStateChanged, stage.config.topics.jobStatus, {
     text: `Job state was updated to ${state}.`,
@@ -50,6 +50,19 @@ const jobEvent = (runId: string, state: string) =>
       JobName: jobNameOf(runId),
       JobUID: `${jobIdForRun(runId)}-uid`,
       NewJobState: state,
+      Region: stage.config.batch.region,
+    },
+  })
+
+/** A task-state notification with exactly the attributes Cloud Batch sets: the task's name and UID, and no JobName. */
+const taskEvent = (job: string, state: string, uid = `${job.split('/').pop()}-uid-group0-0`) =>
+  stage.push(jobStateChanged, stage.config.topics.jobStatus, {
+    text: `Task state was updated to ${state}.`,
+    attributes: {
+      Type: 'TASK_STATE_CHANGED',
+      TaskName: `${job}/taskGroups/group0/tasks/0`,
+      TaskUID: uid,
+      NewTaskState: state,
       Region: stage.config.batch.region,
     },
   })
@@ -159,29 +172,27 @@ describe('job state changed', () => {
     expect((await runOf(run.id)).started!.toMillis()).toBe(done.started!.toMillis())
   })
 
-  it('fails a run on a failed-task notification, with the error message from the job', async () => {
+  it('fails a run on a failed-task notification as Batch sends it (no JobName), with the error message from the job', async () => {
     const run = await stage.submit(shellPipeline('echo "BAM index missing for sample S9" >&2; exit 4'))
     // The job runs, but only the task notification is delivered here.
-    const settings = { gcpProject: stage.config.gcpProject, region: stage.config.batch.region, jobStatusTopic: stage.config.topics.jobStatus }
-    const created = await stage.executor.createJob(buildRunJob(settings, run))
+    const created = await stage.executor.createJob(buildRunJob(jobSettings(stage.deps), run))
     await stage.executor.settled(created.name)
-    const status = await stage.push(jobStateChanged, stage.config.topics.jobStatus, {
-      text: 'Task state was updated to FAILED.',
-      attributes: {
-        Type: 'TASK_STATE_CHANGED',
-        JobName: created.name,
-        JobUID: created.uid!,
-        TaskName: `${created.name}/taskGroups/group0/tasks/0`,
-        TaskUID: `${created.uid}-group0-0`,
-        NewTaskState: 'FAILED',
-        Region: stage.config.batch.region,
-      },
-    })
-    expect(status).toBeLessThan(300)
+    expect(await taskEvent(created.name, 'FAILED', `${created.uid}-group0-0`)).toBeLessThan(300)
     const after = await runOf(run.id)
     expect(after.status).toBe('failed')
     expect(after.error_message).toContain('exit code 4')
     expect(after.error_message).toContain('BAM index missing for sample S9')
+    expect(after.job).toMatchObject({ name: created.name, uid: created.uid })
+  })
+
+  it('moves a run to running on a running-task notification, without reading the job', async () => {
+    const run = await stage.submit(shellPipeline('true'))
+    // No job exists: a task runs only while its job does, so the notification alone says the run runs.
+    expect(await taskEvent(jobNameOf(run.id), 'RUNNING')).toBeLessThan(300)
+    expect(await runOf(run.id)).toMatchObject({ status: 'running', job: { name: jobNameOf(run.id) } })
+    // Its end says nothing without the job, which does not exist: the run stays where it is.
+    expect(await taskEvent(jobNameOf(run.id), 'SUCCEEDED')).toBeLessThan(300)
+    expect((await runOf(run.id)).status).toBe('running')
   })
 
   it('keeps a cancelled run cancelled when a late RUNNING or SUCCEEDED event arrives', async () => {
@@ -209,9 +220,9 @@ describe('job state changed', () => {
 
   /**
    * Any job history (QUEUED, SCHEDULED, RUNNING, then SUCCEEDED or FAILED, or stopping early),
-   * its events delivered in any order, each any number of times, perhaps with a cancel somewhere:
-   * the run ends where the furthest event puts it, never moves backwards, and a terminal status
-   * is final.
+   * its events delivered in any order, each any number of times, perhaps with a cancel somewhere,
+   * and its start told by the job's or by its task's notification: the run ends where the furthest
+   * event puts it, never moves backwards, and a terminal status is final.
    */
   it('never moves a run backwards, whatever the order and repetition of its events', async () => {
     const RANK: Record<RunStatus, number> = { queued: 0, running: 1, succeeded: 2, failed: 2, cancelled: 2 }
@@ -227,11 +238,12 @@ describe('job state changed', () => {
           .map((counts) => states.flatMap((s, i) => Array<string>(counts[i]!).fill(s)))
           .chain((events) => fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length })),
         cancelAt: fc.option(fc.nat(), { nil: undefined }),
+        runningByTask: fc.boolean(),
       }),
     )
 
     await fc.assert(
-      fc.asyncProperty(scenario, async ({ states, deliveries, cancelAt }) => {
+      fc.asyncProperty(scenario, async ({ states, deliveries, cancelAt, runningByTask }) => {
         const run = await stage.submit(shellPipeline('true'))
         const cancelIndex = cancelAt === undefined ? undefined : cancelAt % (deliveries.length + 1)
         let previous: RunStatus = 'queued'
@@ -242,7 +254,8 @@ describe('job state changed', () => {
             if (!terminalSeen) cancelledBeforeTerminal = true
             await stage.deps.runs.cancel(SYSTEM_ACTOR, run.project_id, run.id, 'test').catch(() => undefined)
           }
-          expect(await jobEvent(run.id, state)).toBeLessThan(300)
+          const viaTask = runningByTask && state === 'RUNNING'
+          expect(await (viaTask ? taskEvent(jobNameOf(run.id), state) : jobEvent(run.id, state))).toBeLessThan(300)
           if (state === 'SUCCEEDED' || state === 'FAILED') terminalSeen = true
           const now = (await runOf(run.id)).status
           expect(RANK[now]).toBeGreaterThanOrEqual(RANK[previous])

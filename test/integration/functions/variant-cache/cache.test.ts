@@ -90,14 +90,32 @@ describe('variant cache: an order ingested and read', async () => {
       id: string
       qual: number | null
       filter: string[]
+      consequence: string | null
       calls: Array<{ role: string; zygosity: string }>
     }>
+    const common = everything.find((v) => v.consequence)!.consequence!
     const cases: Array<[string, (v: (typeof everything)[number]) => boolean]> = [
       ['min_qual=500', (v) => v.qual !== null && v.qual >= 500],
       ['filter=PASS&zygosity=proband:het', (v) => v.filter.join() === 'PASS' && v.calls[0]!.zygosity === 'het'],
       [
         'zygosity=mother:hom_alt|hemi,father:alt',
         (v) => ['hom_alt', 'hemi'].includes(v.calls[1]!.zygosity) && ['het', 'hom_alt', 'hemi'].includes(v.calls[2]!.zygosity),
+      ],
+      // The consequence and the trio's zygosities in one query, with an index of its own.
+      [
+        `consequence=${common},stop_gained&zygosity=proband:alt,mother:het|hom_ref|hom_alt`,
+        (v) =>
+          [common, 'stop_gained'].includes(v.consequence!) &&
+          ['het', 'hom_alt', 'hemi'].includes(v.calls[0]!.zygosity) &&
+          ['het', 'hom_ref', 'hom_alt'].includes(v.calls[1]!.zygosity),
+      ],
+      // 4 × 3 × 4 alternatives, more than one query may ask: the consequences are checked on the variants read.
+      [
+        `consequence=${common},stop_gained,frameshift_variant,splice_donor_variant&zygosity=proband:alt,mother:het|hom_ref|hom_alt|no_call`,
+        (v) =>
+          [common, 'stop_gained', 'frameshift_variant', 'splice_donor_variant'].includes(v.consequence!) &&
+          ['het', 'hom_alt', 'hemi'].includes(v.calls[0]!.zygosity) &&
+          ['het', 'hom_ref', 'hom_alt', 'no_call'].includes(v.calls[1]!.zygosity),
       ],
     ]
     for (const [query, keep] of cases) {

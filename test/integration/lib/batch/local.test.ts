@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createBatchBackend, hostEnvironment } from '../../../../lib/batch/index.js'
 import { buildRunJob, type JobSettings } from '../../../../domain/runs/batch-job.js'
 import { LocalBatchExecutor } from '../../../../lib/batch/local.js'
+import { NOTIFICATION_ATTRIBUTES, readNotification } from '../../../../lib/batch/notifications.js'
 import { systemClock } from '../../../../lib/clock.js'
 import type { Config } from '../../../../lib/config.js'
 import { createLogger } from '../../../../lib/log.js'
@@ -54,7 +55,12 @@ afterAll(async () => {
   await pubsub?.close()
 })
 
-const forJob = (name: string) => events.received.filter((m) => m.attributes.JobName === name)
+/** The notifications of one job, its task's included: those carry no JobName, their job is the prefix of the task's name. */
+const forJob = (name: string) =>
+  events.received.filter((m) => {
+    const read = readNotification(m.attributes)
+    return read.ok && read.notification.jobName === name
+  })
 
 describe('the local Batch executor', () => {
   it('runs a job to success, writes its outputs under the local bucket and publishes the Batch notifications', async () => {
@@ -79,6 +85,7 @@ describe('the local Batch executor', () => {
     // The job asks for the states that move a run only.
     expect(states.map((m) => m.attributes.NewJobState).sort()).toEqual(['RUNNING', 'SUCCEEDED'])
     for (const m of states) {
+      expect(Object.keys(m.attributes).sort()).toEqual([...NOTIFICATION_ATTRIBUTES.JOB_STATE_CHANGED].sort())
       expect(m.attributes).toEqual({
         Type: 'JOB_STATE_CHANGED',
         JobName: created.name,
@@ -110,10 +117,10 @@ describe('the local Batch executor', () => {
         forJob(created.name).some((m) => m.attributes.NewJobState === 'FAILED'),
     )
     const task = forJob(created.name).find((m) => m.attributes.Type === 'TASK_STATE_CHANGED')!
+    // Exactly what Cloud Batch sends for a task: its name and UID, and nothing naming the job.
+    expect(Object.keys(task.attributes).sort()).toEqual([...NOTIFICATION_ATTRIBUTES.TASK_STATE_CHANGED].sort())
     expect(task.attributes).toEqual({
       Type: 'TASK_STATE_CHANGED',
-      JobName: created.name,
-      JobUID: created.uid,
       TaskName: `${created.name}/taskGroups/group0/tasks/0`,
       TaskUID: `${created.uid}-group0-0`,
       NewTaskState: 'FAILED',
