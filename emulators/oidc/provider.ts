@@ -36,6 +36,8 @@ export interface OidcProviderOptions {
   audience: string
   /** How long a device login's codes last (default 600 s, as Okta's and Keycloak's). */
   deviceCodeTtlSeconds?: number
+  /** false: no device authorization grant, as at a provider whose operator has not enabled it for the platform. */
+  deviceFlow?: boolean
 }
 
 export interface RunningOidcProvider {
@@ -88,6 +90,8 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
     jwt: { sign: { alg: 'RS256' } },
   }
 
+  const deviceFlow = opts.deviceFlow ?? true
+  const deviceGrant = deviceFlow ? [DEVICE_CODE_GRANT] : []
   const configuration: Configuration = {
     clients: opts.clients.map((c) =>
       'public' in c
@@ -98,7 +102,7 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
             response_types: [],
             // The password grant's handler refuses a public client with RFC 6749's unauthorized_client, as Keycloak and
             // Okta answer a client not allowed the grant (oidc-provider would answer invalid_request for an unlisted one).
-            grant_types: [DEVICE_CODE_GRANT, 'refresh_token', PASSWORD_GRANT],
+            grant_types: [...deviceGrant, 'refresh_token', PASSWORD_GRANT],
             token_endpoint_auth_method: 'none',
             require_auth_time: true,
           }
@@ -107,7 +111,7 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
             client_secret: c.client_secret,
             redirect_uris: c.redirect_uris,
             response_types: ['code'],
-            grant_types: ['authorization_code', 'refresh_token', PASSWORD_GRANT, DEVICE_CODE_GRANT],
+            grant_types: ['authorization_code', 'refresh_token', PASSWORD_GRANT, ...deviceGrant],
             token_endpoint_auth_method: 'client_secret_basic',
             // Every ID token says when the user authenticated, which the platform records on the session.
             require_auth_time: true,
@@ -124,7 +128,7 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
-      deviceFlow: { enabled: true, ...devicePages },
+      deviceFlow: { enabled: deviceFlow, ...devicePages },
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,

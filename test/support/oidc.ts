@@ -39,6 +39,8 @@ export async function startLoginStack(
     /** A public client of the CLI's own at the provider (OIDC_CLI_CLIENT_ID), as Entra ID and Okta have it. */
     publicCliClient?: boolean
     deviceCodeTtlSeconds?: number
+    /** false: a provider that does not offer the device authorization grant (the CLI's browser login). */
+    deviceFlow?: boolean
   } = {},
 ) {
   const admin = await listen()
@@ -60,6 +62,7 @@ export async function startLoginStack(
     clients: [client, ...(cliClient ? [cliClient] : [])],
     audience: TEST_AUDIENCE,
     deviceCodeTtlSeconds: opts.deviceCodeTtlSeconds,
+    deviceFlow: opts.deviceFlow,
   })
   const env = {
     ...platformOidcEnv(provider, client, TEST_AUDIENCE),
