@@ -21,6 +21,10 @@ export type Me = AdminSchemas['CurrentUser']
 export type DefaultContext = AdminSchemas['DefaultContext']
 export type Project = AdminSchemas['Project']
 export type TokenResponse = AdminSchemas['LoginTokens']
+export type CliLogin = AdminSchemas['CliLogin']
+export type DeviceLogin = AdminSchemas['DeviceLogin']
+/** One poll of a browser login: not yet (slow_down: poll less often), or the tokens. */
+export type DevicePoll = AdminSchemas['DeviceLoginPending'] | { status: 'complete'; tokens: TokenResponse }
 export type Pipeline = ComputeSchemas['Pipeline']
 export type PipelineInput = ComputeSchemas['PipelineInput']
 export type Run = ComputeSchemas['Run']
@@ -85,6 +89,10 @@ export class UnreachableError extends Error {
     this.name = 'UnreachableError'
   }
 }
+
+/** A failure that may pass if the same request is sent again a little later: no answer, or a gateway's or an overloaded service's. */
+export const isTransient = (error: unknown) =>
+  error instanceof UnreachableError || (error instanceof HttpError && (error.status >= 500 || error.status === 429))
 
 /** The caller's own abort signal fired (Ctrl-C during a watch). */
 export class AbortedError extends Error {
@@ -301,6 +309,22 @@ export class PlatformClient {
 
   async refresh(refreshToken: string): Promise<TokenResponse> {
     return body(await this.anonymous.POST('/api/v1/auth/refresh', { body: { refresh_token: refreshToken } }))
+  }
+
+  /** The identity provider, and how the CLI may log in at it. */
+  async cliLogin(): Promise<CliLogin> {
+    return body(await this.anonymous.GET('/api/v1/auth/cli'))
+  }
+
+  /** Begins a browser login (the device authorization grant): the code, and where the person confirms it. */
+  async beginDeviceLogin(): Promise<DeviceLogin> {
+    return body(await this.anonymous.POST('/api/v1/auth/device'))
+  }
+
+  /** One poll of a browser login (202 while the person has not finished); a refused, expired or used code is a 401. */
+  async pollDeviceLogin(deviceCode: string): Promise<DevicePoll> {
+    const answer = body(await this.anonymous.POST('/api/v1/auth/device/token', { body: { device_code: deviceCode } }))
+    return 'access_token' in answer ? { status: 'complete', tokens: answer } : answer
   }
 
   // Compute service (project-scoped)

@@ -101,8 +101,8 @@ export class Session {
   }
 
   /** For login and token refresh, which carry no Authorization header. */
-  anonymousClient(): PlatformClient {
-    return new PlatformClient({ baseUrl: (s) => this.baseUrl(s), userAgent: this.cli.userAgent })
+  anonymousClient(signal?: AbortSignal): PlatformClient {
+    return new PlatformClient({ baseUrl: (s) => this.baseUrl(s), userAgent: this.cli.userAgent, signal })
   }
 
   /**

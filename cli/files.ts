@@ -64,8 +64,9 @@ export function contentTypeOf(name: string): string {
 }
 
 /**
- * Runs a transfer with an abort signal that Ctrl-C fires: the transfer stops, its partial file is
- * removed, and the command ends with exit code 130 and `stopped` as its message.
+ * Runs work with an abort signal that Ctrl-C fires (a transfer, whose partial file is then removed;
+ * a browser login's wait): the work stops, and the command ends with exit code 130 and `stopped`
+ * as its message.
  */
 export async function interruptible<T>(stopped: string, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const stop = new AbortController()

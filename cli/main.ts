@@ -35,7 +35,8 @@ Exit codes:
   1    runs watch, runs submit --watch: the run failed
   2    runs watch, runs submit --watch: the run was cancelled
   3    usage error (bad flags, missing project or address, unconfirmed cancel or delete, an existing local file)
-  4    not logged in, or the token is invalid or expired (401)
+  4    not logged in, the token is invalid or expired (401), or a login was refused (a wrong password;
+       a browser login refused, cancelled or expired)
   5    permission denied (403)
   6    not found (404)
   7    rejected by the service (400, 409): its detail is printed
@@ -59,7 +60,7 @@ export function buildProgram(cli: Cli): Command {
     .addHelpText(
       'after',
       examples(
-        'platform login --email you@lab.org',
+        'platform login                                   # in a browser, on this or any other device',
         'platform runs submit hello-local --param greeting=hi --watch',
         'platform runs list --status running --profile staging',
         'platform files upload S1_R1.fastq.gz fastq/',

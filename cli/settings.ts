@@ -54,8 +54,8 @@ export interface ConfigFile {
 }
 
 export interface Credentials {
-  /** How the token was obtained: a personal access token, or an e-mail and password login (OIDC tokens). */
-  method: 'personal_token' | 'password'
+  /** How the token was obtained: a personal access token, or a login at the identity provider (OIDC tokens): in a browser, or with e-mail and password. */
+  method: 'personal_token' | 'password' | 'browser'
   access_token: string
   refresh_token?: string
   /** ISO time after which the access token must be refreshed. */

@@ -41,6 +41,14 @@ const EnvSchema = z.object({
   OIDC_ALGORITHMS: z.string().default('RS256,ES256,PS256'),
   /** Lets openid-client talk to an http:// issuer; only the local suite sets it. */
   OIDC_ALLOW_HTTP: bool.default(false),
+  /**
+   * The client the CLI's logins (e-mail and password, and the browser's device authorization
+   * grant) use at the provider, when it is not OIDC_CLIENT_ID: a public client, so no secret is
+   * sent (Entra ID and Okta allow the device grant only to such a client). See docs/cli-login.md.
+   */
+  OIDC_CLI_CLIENT_ID: z.string().min(1).optional(),
+  /** What the CLI's logins ask the provider for: the access tokens they get must carry OIDC_AUDIENCE. */
+  OIDC_CLI_SCOPE: z.string().trim().min(1).default('openid email profile offline_access'),
 
   /** Public base address of the admin service, for the OIDC redirect URI and token audiences. */
   ADMIN_PUBLIC_URL: z.url().optional(),
@@ -116,6 +124,8 @@ export interface Config {
     audience: string
     algorithms: string[]
     allowHttp: boolean
+    /** The CLI's logins: their own public client (else the platform's client) and the scope they ask for. */
+    cli: { clientId?: string; scope: string }
   }
   adminPublicUrl?: string
   reportsPublicUrl?: string
@@ -185,6 +195,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.OIDC_AUDIENCE && e.OIDC_AUDIENCE === e.OIDC_CLIENT_ID) {
     throw new ConfigError('invalid configuration: OIDC_AUDIENCE must differ from OIDC_CLIENT_ID (the API resource, not the client)')
   }
+  if (e.OIDC_AUDIENCE && e.OIDC_AUDIENCE === e.OIDC_CLI_CLIENT_ID) {
+    throw new ConfigError('invalid configuration: OIDC_AUDIENCE must differ from OIDC_CLI_CLIENT_ID (the API resource, not the client)')
+  }
   if (e.BATCH_BACKEND === 'local' && !e.LOCAL_WORK_ROOT) {
     throw new ConfigError('invalid configuration: LOCAL_WORK_ROOT is required when BATCH_BACKEND=local')
   }
@@ -216,6 +229,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             audience: e.OIDC_AUDIENCE,
             algorithms,
             allowHttp: e.OIDC_ALLOW_HTTP,
+            cli: { clientId: e.OIDC_CLI_CLIENT_ID, scope: e.OIDC_CLI_SCOPE },
           }
         : undefined,
     adminPublicUrl: e.ADMIN_PUBLIC_URL,

@@ -430,9 +430,69 @@ export interface paths {
         put?: never;
         /**
          * Log in with e-mail and password (the CLI): returns an OIDC access token and a refresh token
-         * @description The e-mail and password go to the identity provider's token endpoint (password grant, with the platform's client credentials); the platform never stores a password. The access token is verified like any Bearer token, and a first login creates the platform user.
+         * @description The e-mail and password go to the identity provider's token endpoint (the password grant, as the CLI's client: OIDC_CLI_CLIENT_ID, else the platform's client); the platform never stores a password. The access token is verified like any Bearer token, and a first login creates the platform user. Where the provider does not offer the grant (Google; Keycloak, Okta and Entra ID unless allowed for the client) the answer is 400, and where the account needs more than a password (Entra ID with multi-factor authentication or conditional access) 401: both details say to use the browser login (POST /auth/device) instead.
          */
         post: operations["passwordLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/cli": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How the CLI may log in here: the identity provider, and the login methods it offers
+         * @description Read from the provider's metadata (discovered once). The CLI logs in through this service only, which holds the provider's client (docs/cli-login.md).
+         */
+        get: operations["cliLoginMethods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/device": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin the CLI's browser login: the OAuth 2.0 device authorization grant (RFC 8628) at the identity provider
+         * @description The service asks the provider's device authorization endpoint, as the CLI's client (OIDC_CLI_CLIENT_ID, else the platform's client) for OIDC_CLI_SCOPE. The person opens verification_uri in any browser, on any device, signs in as the provider asks (password, multi-factor authentication, single sign-on) and confirms user_code; meanwhile the CLI polls POST /auth/device/token with device_code every interval seconds.
+         */
+        post: operations["beginDeviceLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/device/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Poll the CLI's browser login: 202 until the person has confirmed the code, then the tokens
+         * @description Each call is one poll of the provider's token endpoint (grant type urn:ietf:params:oauth:grant-type:device_code). 202 while the person has not finished (slow_down: wait 5 s longer between polls from now on); 200 with the tokens once they have: an access token checked like any Bearer token (the API audience) for a user the first login creates, and a refresh token for POST /auth/refresh; 401 when the person refused at the provider, the code expired, or it is unknown or used (the detail begins with the provider's RFC 8628 error code).
+         */
+        post: operations["pollDeviceLogin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -448,7 +508,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange a refresh token from POST /auth/password for a new access token */
+        /** Exchange a refresh token from POST /auth/password or POST /auth/device/token for a new access token */
         post: operations["refreshLogin"];
         delete?: never;
         options?: never;
@@ -748,6 +808,39 @@ export interface components {
             /** Format: email */
             email: string;
             password: string;
+        };
+        CliLogin: {
+            /** @description The identity provider (its OIDC issuer) that the CLI logs in at, through this service */
+            issuer: string;
+            /** @description How the CLI may log in, the one it prefers first: browser, the OAuth 2.0 device authorization grant (POST /auth/device), offered when the provider has a device authorization endpoint; password (POST /auth/password), unless the grant types the provider lists leave the password grant out. A personal access token always works besides. */
+            methods: ("browser" | "password")[];
+        };
+        DeviceLogin: {
+            /** @description What the CLI sends to POST /auth/device/token while it waits; a secret of this login, never shown */
+            device_code: string;
+            /**
+             * @description The code the person checks (or types) at verification_uri
+             * @example WDJB-MJHT
+             */
+            user_code: string;
+            /** @description The identity provider's page where the person enters user_code, in any browser */
+            verification_uri: string;
+            /** @description The same page with the code filled in, when the provider gives one (Entra ID does not) */
+            verification_uri_complete?: string;
+            /** @description Seconds until the codes expire */
+            expires_in: number;
+            /** @description Seconds to wait between polls (5 when the provider names none) */
+            interval: number;
+        };
+        DeviceLoginPending: {
+            /**
+             * @description authorization_pending: the person has not finished at the provider yet; slow_down: poll 5 s less often from now on (RFC 8628 §3.5)
+             * @enum {string}
+             */
+            status: "authorization_pending" | "slow_down";
+        };
+        DeviceTokenRequest: {
+            device_code: string;
         };
         RefreshRequest: {
             refresh_token: string;
@@ -2940,7 +3033,7 @@ export interface operations {
                     "application/json": components["schemas"]["LoginTokens"];
                 };
             };
-            /** @description Invalid parameters */
+            /** @description Invalid parameters, or the identity provider does not offer e-mail and password login: use the browser login */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2949,7 +3042,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Wrong e-mail or password, or account disabled */
+            /** @description Wrong e-mail or password, account disabled, or the account needs more than a password: use the browser login */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2968,6 +3061,160 @@ export interface operations {
                 };
             };
             /** @description Too many failed logins for this e-mail or from this address: wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Identity provider unavailable */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cliLoginMethods: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CliLogin"];
+                };
+            };
+            /** @description Login is not configured */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Identity provider unavailable */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    beginDeviceLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceLogin"];
+                };
+            };
+            /** @description Login is not configured, or the provider does not offer the device authorization grant to the CLI client */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Identity provider unavailable */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    pollDeviceLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginTokens"];
+                };
+            };
+            /** @description Not yet: poll again after the interval */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceLoginPending"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused at the provider, expired, or an unknown or used device code; or account disabled */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Login is not configured */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed polls from this address: wait Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;

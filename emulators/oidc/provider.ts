@@ -4,13 +4,26 @@ import type { AddressInfo } from 'node:net'
 import { exportJWK, generateKeyPair } from 'jose'
 import Provider, { errors, type Configuration, type ResourceServer } from 'oidc-provider'
 import { AccountStore, type LocalUser } from './accounts.js'
-import { handleInteraction } from './interactions.js'
+import { devicePages, handleInteraction } from './interactions.js'
 import { PASSWORD_GRANT, registerPasswordGrant } from './password-grant.js'
 
+const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
+
+/** A client of the platform's, confidential (the admin service's, with its secret and redirect address). */
 export interface OidcClientSeed {
   client_id: string
   client_secret: string
   redirect_uris: string[]
+}
+
+/**
+ * A public client for the CLI's logins alone (OIDC_CLI_CLIENT_ID): no secret, the device
+ * authorization grant and refresh tokens but no password login, as Entra ID and Okta register the
+ * client of a command line.
+ */
+export interface OidcPublicClientSeed {
+  client_id: string
+  public: true
 }
 
 export interface OidcProviderOptions {
@@ -18,9 +31,13 @@ export interface OidcProviderOptions {
   port?: number
   host?: string
   users: LocalUser[]
-  clients: OidcClientSeed[]
+  clients: Array<OidcClientSeed | OidcPublicClientSeed>
   /** The resource indicator of the platform's API: the `aud` of every access token. An absolute URI. */
   audience: string
+  /** How long a device login's codes last (default 600 s, as Okta's and Keycloak's). */
+  deviceCodeTtlSeconds?: number
+  /** false: no device authorization grant, as at a provider whose operator has not enabled it for the platform. */
+  deviceFlow?: boolean
 }
 
 export interface RunningOidcProvider {
@@ -34,8 +51,9 @@ const ACCESS_TOKEN_TTL = 3600
  * The local suite's identity provider: a real OpenID Connect provider (oidc-provider) in this
  * process, with the authorization code flow (PKCE S256 required, state, nonce), a login form
  * backed by in-memory users, JWT (RS256) access tokens for the platform's API, refresh tokens,
- * and a password grant for the CLI. It stands in for the cloud's identity provider, so the
- * platform talks to it exactly as it would to that one: discovery, JWKS, token endpoint.
+ * and for the CLI the device authorization grant (RFC 8628: its pages at /device) and a password
+ * grant. It stands in for the cloud's identity provider, so the platform talks to it exactly as it
+ * would to that one: discovery, JWKS, device authorization and token endpoints.
  */
 export async function startOidcProvider(opts: OidcProviderOptions): Promise<RunningOidcProvider> {
   if (!URL.canParse(opts.audience)) throw new Error(`audience must be an absolute URI, got '${opts.audience}'`)
@@ -72,17 +90,33 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
     jwt: { sign: { alg: 'RS256' } },
   }
 
+  const deviceFlow = opts.deviceFlow ?? true
+  const deviceGrant = deviceFlow ? [DEVICE_CODE_GRANT] : []
   const configuration: Configuration = {
-    clients: opts.clients.map((c) => ({
-      client_id: c.client_id,
-      client_secret: c.client_secret,
-      redirect_uris: c.redirect_uris,
-      response_types: ['code'],
-      grant_types: ['authorization_code', 'refresh_token', PASSWORD_GRANT],
-      token_endpoint_auth_method: 'client_secret_basic',
-      // Every ID token says when the user authenticated, which the platform records on the session.
-      require_auth_time: true,
-    })),
+    clients: opts.clients.map((c) =>
+      'public' in c
+        ? {
+            client_id: c.client_id,
+            application_type: 'native',
+            redirect_uris: [],
+            response_types: [],
+            // The password grant's handler refuses a public client with RFC 6749's unauthorized_client, as Keycloak and
+            // Okta answer a client not allowed the grant (oidc-provider would answer invalid_request for an unlisted one).
+            grant_types: [...deviceGrant, 'refresh_token', PASSWORD_GRANT],
+            token_endpoint_auth_method: 'none',
+            require_auth_time: true,
+          }
+        : {
+            client_id: c.client_id,
+            client_secret: c.client_secret,
+            redirect_uris: c.redirect_uris,
+            response_types: ['code'],
+            grant_types: ['authorization_code', 'refresh_token', PASSWORD_GRANT, ...deviceGrant],
+            token_endpoint_auth_method: 'client_secret_basic',
+            // Every ID token says when the user authenticated, which the platform records on the session.
+            require_auth_time: true,
+          },
+    ),
     jwks: { keys: [signingKey] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     findAccount: (_ctx, sub) => accounts.find(sub),
@@ -94,6 +128,7 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
+      deviceFlow: { enabled: deviceFlow, ...devicePages },
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -111,6 +146,7 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
     ttl: {
       AccessToken: ACCESS_TOKEN_TTL,
       AuthorizationCode: 60,
+      DeviceCode: opts.deviceCodeTtlSeconds ?? 600,
       IdToken: 3600,
       Interaction: 600,
       Grant: 14 * 24 * 3600,

@@ -6,9 +6,12 @@ import { ApiError, badRequest } from '../../lib/errors.js'
 import { API_PREFIX, type KernelDeps } from '../../lib/http.js'
 import type { Logger } from '../../lib/log.js'
 
-/** What the platform asks the identity provider for; API access (the token audience) is the provider's default resource. */
+/** What the browser login asks the identity provider for: only who the user is (the session is the platform's own). */
 const BROWSER_SCOPE = 'openid email profile'
-const CLI_SCOPE = 'openid email profile offline_access'
+/** RFC 8628 §3.4. */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
+/** RFC 8628 §3.2: the polling interval when the provider names none. */
+const DEFAULT_DEVICE_INTERVAL_S = 5
 const LOGIN_STATE_TTL_MS = 10 * 60 * 1000
 export const DEFAULT_RETURN_TO = `${API_PREFIX}/users/me`
 
@@ -41,15 +44,101 @@ export interface TokenSet {
   token_type: 'Bearer'
 }
 
-/** Why a login did not go through, for the login.failed audit event and the 401. */
+/** Why a login did not go through, for the login.failed audit event and the 401 (`detail` when the caller is told more than the reason). */
 export class LoginRejected extends Error {
   constructor(
     readonly reason: string,
     readonly email?: string,
+    readonly detail?: string,
   ) {
     super(reason)
   }
 }
+
+/** How the CLI may log in here (GET /auth/cli): in a browser (the device authorization grant), with e-mail and password. */
+export type CliLoginMethod = 'browser' | 'password'
+
+/** A browser login of the CLI, begun (RFC 8628 §3.2): what the person opens and types, and how the CLI polls. */
+export interface DeviceAuthorization {
+  device_code: string
+  user_code: string
+  verification_uri: string
+  verification_uri_complete?: string
+  expires_in: number
+  interval: number
+}
+
+/** A poll of a device login: not yet (keep polling; slow_down: 5 s more between polls, RFC 8628 §3.5), or done. */
+export type DevicePoll = { status: 'authorization_pending' | 'slow_down' } | { status: 'complete'; user: UserRecord; tokens: TokenSet }
+
+/** The person has not finished at the provider yet: the CLI polls again. */
+class DeviceLoginPending extends Error {
+  constructor(readonly status: 'authorization_pending' | 'slow_down') {
+    super(status)
+  }
+}
+
+/** An OAuth error answer of the provider's token endpoint (RFC 6749 §5.2), with what Entra ID adds to it. */
+export interface ProviderRefusal {
+  error: string
+  error_codes?: unknown
+  suberror?: unknown
+}
+
+/**
+ * What a refusal of a device-code poll means (RFC 8628 §3.5; Entra ID says authorization_declined
+ * and bad_verification_code): wait and poll again, or the login is over (the reason says why), or
+ * undefined when it is not about this login (a misconfigured client): the generic handling.
+ */
+export function deviceRefusal(refusal: ProviderRefusal): { wait: 'authorization_pending' | 'slow_down' } | { rejected: string } | undefined {
+  switch (refusal.error) {
+    case 'authorization_pending':
+    case 'slow_down':
+      return { wait: refusal.error }
+    case 'access_denied':
+    case 'authorization_declined':
+      return { rejected: 'access_denied: the sign-in was refused or cancelled at the identity provider' }
+    case 'expired_token':
+      return { rejected: 'expired_token: the code expired before the sign-in was completed; start the login again' }
+    case 'invalid_grant':
+    case 'bad_verification_code':
+      return { rejected: 'invalid_grant: unknown or already used device code; start the login again' }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Whether the provider refused to begin a device login because the CLI's client may not use the
+ * grant (not enabled for it; Entra ID answers invalid_client while the app does not allow public
+ * client flows): the operator's to fix, so the CLI is told to log in another way meanwhile.
+ */
+export const deviceGrantNotAllowed = (refusal: ProviderRefusal) =>
+  refusal.error === 'unauthorized_client' || refusal.error === 'unsupported_grant_type' || refusal.error === 'invalid_client'
+
+/** Entra ID's codes for a password that was right but is not enough: MFA required or to register, an external challenge, conditional access. */
+const ENTRA_INTERACTIVE_ONLY = new Set([50076, 50079, 50158, 53003])
+
+/**
+ * Why a password login was refused when the password is not the question: the provider does not
+ * offer the grant to this client at all ('method': Google, Keycloak without direct access grants,
+ * Okta without the password grant), or this account needs what only a browser can do ('interaction':
+ * OIDC's interaction_required; Entra ID's MFA and conditional access codes, and any `suberror`,
+ * which its libraries read as "a user interface is required"). Undefined: a plain refusal.
+ */
+export function passwordRefusal(refusal: ProviderRefusal): 'method' | 'interaction' | undefined {
+  if (refusal.error === 'unsupported_grant_type' || refusal.error === 'unauthorized_client') return 'method'
+  if (refusal.error === 'interaction_required') return 'interaction'
+  const codes = Array.isArray(refusal.error_codes) ? refusal.error_codes : []
+  if (refusal.error === 'invalid_grant' && (typeof refusal.suberror === 'string' || codes.some((c) => ENTRA_INTERACTIVE_ONLY.has(Number(c))))) {
+    return 'interaction'
+  }
+  return undefined
+}
+
+const USE_BROWSER = 'log in in a browser instead (platform login --browser)'
+
+const refusalOf = (error: oidc.ResponseBodyError): ProviderRefusal => ({ ...error.cause, error: error.error })
 
 /**
  * `return_to` is a path on the admin service (relative to its public base address), or an
@@ -83,12 +172,15 @@ const PROVIDER_UNAVAILABLE = 'identity provider unavailable'
 
 /**
  * The admin service's side of OpenID Connect: the browser's authorization code flow (PKCE, state,
- * nonce; the login state in Firestore, single use) and the CLI's e-mail and password login,
- * both through the configured identity provider. The provider's metadata is discovered once,
- * on first use, and kept; a failed discovery is retried on the next login.
+ * nonce; the login state in Firestore, single use), and the CLI's logins, in a browser (the device
+ * authorization grant) or with e-mail and password, all through the configured identity provider.
+ * The CLI talks only to this service, which holds the client: the provider's tokens are checked
+ * here (the API's audience, an enabled user) before the CLI keeps them. The provider's metadata is
+ * discovered once, on first use, and kept; a failed discovery is retried on the next login.
  */
 export class OidcLogin {
   private discovered?: Promise<oidc.Configuration>
+  private cliClient?: oidc.Configuration
 
   constructor(private readonly deps: KernelDeps) {}
 
@@ -128,6 +220,40 @@ export class OidcLogin {
         throw new ApiError(500, PROVIDER_UNAVAILABLE)
       })
     return this.discovered
+  }
+
+  /**
+   * The client of the CLI's logins: OIDC_CLI_CLIENT_ID as a public client (no secret sent), else
+   * the platform's own client. One discovery serves both. Refresh tokens belong to the client that
+   * got them, so the CLI's refreshes go through this client too.
+   */
+  private async cliConfiguration(log: Logger): Promise<oidc.Configuration> {
+    const web = await this.configuration(log)
+    const s = this.settings()
+    if (!s.cli.clientId) return web
+    if (!this.cliClient) {
+      const config = new oidc.Configuration(web.serverMetadata(), s.cli.clientId, undefined, oidc.None())
+      config.timeout = 10
+      oidc.enableNonRepudiationChecks(config)
+      if (s.allowHttp) oidc.allowInsecureRequests(config)
+      this.cliClient = config
+    }
+    return this.cliClient
+  }
+
+  /**
+   * How the CLI may log in, from the provider's metadata: in a browser when it has a device
+   * authorization endpoint, with a password unless its listed grant types leave the password
+   * grant out (a provider that lists none may still allow it: it is tried, and a refusal says so).
+   */
+  async cliMethods(log: Logger): Promise<{ issuer: string; methods: CliLoginMethod[] }> {
+    const meta = (await this.cliConfiguration(log)).serverMetadata()
+    const grants = meta.grant_types_supported
+    const offered = (grant: string) => grants === undefined || grants.includes(grant)
+    const methods: CliLoginMethod[] = []
+    if (meta.device_authorization_endpoint && offered(DEVICE_CODE_GRANT)) methods.push('browser')
+    if (offered('password')) methods.push('password')
+    return { issuer: meta.issuer, methods }
   }
 
   /**
@@ -237,15 +363,92 @@ export class OidcLogin {
     }
   }
 
-  /** The CLI's login: e-mail and password go to the provider's token endpoint, never into the platform's records. */
+  /**
+   * The CLI's e-mail and password login: they go to the provider's token endpoint (the password
+   * grant), never into the platform's records. A provider that does not offer the grant, or an
+   * account that needs more than a password, is answered with the browser login to use instead.
+   */
   async password(email: string, password: string, log: Logger): Promise<{ user: UserRecord; tokens: TokenSet }> {
-    const config = await this.configuration(log)
-    const response = await this.call(log, () => oidc.genericGrantRequest(config, 'password', { username: email, password, scope: CLI_SCOPE }))
+    const config = await this.cliConfiguration(log)
+    const { scope } = this.settings().cli
+    const response = await this.call(
+      log,
+      () => oidc.genericGrantRequest(config, 'password', { username: email, password, scope }),
+      (refusal) => {
+        switch (passwordRefusal(refusal)) {
+          case 'method':
+            return new ApiError(400, `the identity provider does not allow e-mail and password login here (${refusal.error}): ${USE_BROWSER}`)
+          case 'interaction':
+            return new LoginRejected(
+              `the identity provider requires an interactive sign-in (${refusal.error})`,
+              email,
+              `the identity provider requires more than a password for this account (multi-factor authentication, or a policy that needs a browser): ${USE_BROWSER}`,
+            )
+          case undefined:
+            return undefined
+        }
+      },
+    )
     return this.accept(response, log)
   }
 
+  /**
+   * Begins the CLI's browser login, the OAuth 2.0 device authorization grant (RFC 8628) of the
+   * CLI's client: the provider gives a code for the person to confirm in any browser (signing in
+   * there as the provider asks: password, MFA, single sign-on) while the CLI polls pollDevice.
+   */
+  async beginDevice(log: Logger): Promise<DeviceAuthorization> {
+    const config = await this.cliConfiguration(log)
+    if (!config.serverMetadata().device_authorization_endpoint) {
+      throw new ApiError(
+        404,
+        'the identity provider has no device authorization endpoint, so the browser login is not offered here: log in with e-mail and password, or a personal access token',
+      )
+    }
+    const { scope } = this.settings().cli
+    const response = await this.call(
+      log,
+      () => oidc.initiateDeviceAuthorization(config, { scope }),
+      (refusal) =>
+        deviceGrantNotAllowed(refusal)
+          ? new ApiError(
+              404,
+              `the identity provider does not allow the browser login for this platform's CLI client (${refusal.error}): the operator enables the device authorization grant for it (docs/cli-login.md); meanwhile log in with e-mail and password, or a personal access token`,
+            )
+          : undefined,
+    )
+    return {
+      device_code: response.device_code,
+      user_code: response.user_code,
+      verification_uri: response.verification_uri,
+      ...(typeof response.verification_uri_complete === 'string' ? { verification_uri_complete: response.verification_uri_complete } : {}),
+      expires_in: response.expires_in,
+      interval: response.interval ?? DEFAULT_DEVICE_INTERVAL_S,
+    }
+  }
+
+  /** One poll of a device login at the provider's token endpoint (the CLI waits the interval between polls). */
+  async pollDevice(deviceCode: string, log: Logger): Promise<DevicePoll> {
+    const config = await this.cliConfiguration(log)
+    try {
+      const response = await this.call(
+        log,
+        () => oidc.genericGrantRequest(config, DEVICE_CODE_GRANT, { device_code: deviceCode }),
+        (refusal) => {
+          const meaning = deviceRefusal(refusal)
+          if (!meaning) return undefined
+          return 'wait' in meaning ? new DeviceLoginPending(meaning.wait) : new LoginRejected(meaning.rejected)
+        },
+      )
+      return { status: 'complete', ...(await this.accept(response, log)) }
+    } catch (error) {
+      if (error instanceof DeviceLoginPending) return { status: error.status }
+      throw error
+    }
+  }
+
   async refresh(refreshToken: string, log: Logger): Promise<{ user: UserRecord; tokens: TokenSet }> {
-    const config = await this.configuration(log)
+    const config = await this.cliConfiguration(log)
     return this.accept(await this.call(log, () => oidc.refreshTokenGrant(config, refreshToken)), log)
   }
 
@@ -279,11 +482,16 @@ export class OidcLogin {
     return user
   }
 
-  /** Runs a request to the provider: its refusals become LoginRejected, its absence a 500 that says so. */
-  private async call<T>(log: Logger, request: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a request to the provider: its refusals become LoginRejected (or what `refused` makes of
+   * an OAuth error answer first), its absence a 500 that says so.
+   */
+  private async call<T>(log: Logger, request: () => Promise<T>, refused?: (refusal: ProviderRefusal) => Error | undefined): Promise<T> {
     try {
       return await request()
     } catch (error) {
+      const mapped = error instanceof oidc.ResponseBodyError && error.status < 500 ? refused?.(refusalOf(error)) : undefined
+      if (mapped) throw mapped
       if (error instanceof oidc.AuthorizationResponseError) {
         throw new LoginRejected(`the identity provider answered ${error.error}${error.error_description ? `: ${error.error_description}` : ''}`)
       }

@@ -20,7 +20,11 @@ export const admin = defineService<AdminDeps>({
   publicPaths: ['/auth/*', '/oauth/token'],
   collections: ['org_members', 'project_members', 'login_states', 'resource_claims'],
   tags: [
-    { name: 'auth', description: 'Logging in: the OIDC browser flow with its session cookie, and e-mail and password for the CLI' },
+    {
+      name: 'auth',
+      description:
+        "Logging in: the OIDC browser flow with its session cookie, and the CLI's logins (in a browser by the device authorization grant, or with e-mail and password)",
+    },
     { name: 'users', description: 'The caller: who they are, their roles, and their default project' },
     { name: 'tokens', description: 'Personal access tokens (plat_pat_…) of the caller: shown once, stored hashed' },
     { name: 'organizations', description: 'Organizations and their members (org_owner, org_admin, org_member)' },

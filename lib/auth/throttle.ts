@@ -62,6 +62,8 @@ export class LoginThrottle {
 
   /** Answers 429 (TooManyAttempts) when any of the keys is locked now. One batched read. */
   async check(keys: ThrottleKey[]): Promise<void> {
+    // An attempt that names no account from an unknown address (an in-process request) has nothing to count on.
+    if (!keys.length) return
     const snaps = await this.db.firestore.getAll(...keys.map((k) => this.ref(k)))
     this.assertOpen(snaps.map((s) => s.data() as ThrottleRecord | undefined))
   }
@@ -79,6 +81,7 @@ export class LoginThrottle {
 
   /** Counts a failed attempt on every key; the attempt that reaches a threshold locks its key. */
   async failed(keys: ThrottleKey[]): Promise<void> {
+    if (!keys.length) return
     const refs = keys.map((k) => this.ref(k))
     await this.db.transaction(async (tx) => {
       const snaps = await tx.getAll(...refs)

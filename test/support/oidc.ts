@@ -32,7 +32,17 @@ export async function listen(): Promise<{ url: string; server: Server; serve(app
  * and the admin service served on a real local port (so that redirects carry real addresses),
  * configured with the environment variables a deployment would set.
  */
-export async function startLoginStack(extraEnv: Record<string, string> = {}, opts: { otherUsers?: string[] } = {}) {
+export async function startLoginStack(
+  extraEnv: Record<string, string> = {},
+  opts: {
+    otherUsers?: string[]
+    /** A public client of the CLI's own at the provider (OIDC_CLI_CLIENT_ID), as Entra ID and Okta have it. */
+    publicCliClient?: boolean
+    deviceCodeTtlSeconds?: number
+    /** false: a provider that does not offer the device authorization grant (the CLI's browser login). */
+    deviceFlow?: boolean
+  } = {},
+) {
   const admin = await listen()
   const user = { email: `ann-${rand()}@example.org`, password: randomBytes(12).toString('base64url'), name: 'Ann Example' }
   // More people at the provider, by name (a reviewer, a second signer), each with an e-mail and password of their own.
@@ -46,8 +56,20 @@ export async function startLoginStack(extraEnv: Record<string, string> = {}, opt
     client_secret: randomBytes(24).toString('base64url'),
     redirect_uris: [`${admin.url}/api/v1/auth/callback`],
   }
-  const provider = await startOidcProvider({ users: [user, ...others], clients: [client], audience: TEST_AUDIENCE })
-  const env = { ...platformOidcEnv(provider, client, TEST_AUDIENCE), ADMIN_PUBLIC_URL: admin.url, ...extraEnv }
+  const cliClient = opts.publicCliClient ? { client_id: 'platform-cli', public: true as const } : undefined
+  const provider = await startOidcProvider({
+    users: [user, ...others],
+    clients: [client, ...(cliClient ? [cliClient] : [])],
+    audience: TEST_AUDIENCE,
+    deviceCodeTtlSeconds: opts.deviceCodeTtlSeconds,
+    deviceFlow: opts.deviceFlow,
+  })
+  const env = {
+    ...platformOidcEnv(provider, client, TEST_AUDIENCE),
+    ...(cliClient ? { OIDC_CLI_CLIENT_ID: cliClient.client_id } : {}),
+    ADMIN_PUBLIC_URL: admin.url,
+    ...extraEnv,
+  }
   const world = await makeWorld(env)
   const app = createAdminApp(world.deps)
   admin.serve(app)
@@ -167,4 +189,29 @@ export async function browserLogin(browser: Browser, adminUrl: string, credentia
   const form = await browser.follow(start)
   if (form.res.status !== 200) throw new Error(`expected the login form, got ${form.res.status} at ${form.url}`)
   return submitLoginForm(browser, form.url, await form.res.text(), credentials)
+}
+
+/**
+ * A person finishing a device login at the provider (RFC 8628 §3.3): the address with the code
+ * filled in (a self-submitting form), the page that shows the code to confirm, then the provider's
+ * login form, or Cancel on the confirmation. Returns the last page.
+ */
+export async function confirmDeviceLogin(
+  browser: Browser,
+  verificationUriComplete: string,
+  credentials: { email: string; password: string },
+  opts: { cancel?: boolean } = {},
+) {
+  const confirmation = await submitAutoPost(browser, await browser.follow(verificationUriComplete))
+  const html = await confirmation.res.text()
+  const action = /<form id="op.deviceConfirmForm" method="post" action="([^"]+)"/.exec(html)?.[1]
+  if (!action) throw new Error(`no device confirmation form at ${confirmation.url}:\n${html}`)
+  const fields = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map(([, k, v]) => [k!, v!.replace(/&amp;/g, '&')])
+  const answered = await browser.follow(new URL(action, confirmation.url).href, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams([...fields, ...(opts.cancel ? [['abort', 'yes']] : [])]).toString(),
+  })
+  if (opts.cancel) return answered
+  return submitLoginForm(browser, answered.url, await answered.res.text(), credentials)
 }

@@ -15,7 +15,7 @@ import { localAudit } from './audit.js'
 import { localCompute } from './compute.js'
 import { localFiles } from './files.js'
 import { cachedVariant, makeTrioOrder, MemoryVariantCache, signThroughStore } from './reports.js'
-import { startLoginStack } from './oidc.js'
+import { Browser, confirmDeviceLogin, startLoginStack } from './oidc.js'
 import { call, rand } from './world.js'
 
 /**
@@ -36,8 +36,11 @@ export interface Mutation {
   /** X-Project-ID; default the world's project on project-scoped services. */
   project?: string
   headers?: Record<string, string>
-  /** The audit event it must leave, knowing its answer. */
-  event: (body: any) => { scope: EventScope; entity: string; action: string }
+  /**
+   * The audit event it must leave, knowing its answer; or, for a POST that changes nothing of the
+   * platform's (its state is elsewhere), why it leaves none.
+   */
+  event: ((body: any) => { scope: EventScope; entity: string; action: string }) | { none: string }
 }
 
 export interface Ctx {
@@ -148,6 +151,22 @@ export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
       token: null,
       body: { refresh_token },
       event: () => ({ scope: platform, entity: `user:${userId}`, action: 'login.refreshed' }),
+    }
+  },
+  beginDeviceLogin: async () => ({
+    path: '/auth/device',
+    token: null,
+    event: { none: "RFC 8628 makes it a POST, but the login it begins is the identity provider's: the platform records its end (pollDeviceLogin)" },
+  }),
+  pollDeviceLogin: async (c) => {
+    const started = await call(c.app('admin'), 'POST', '/api/v1/auth/device')
+    expect(started.status).toBe(200)
+    await confirmDeviceLogin(new Browser(), started.body.verification_uri_complete, c.stack.user)
+    return {
+      path: '/auth/device/token',
+      token: null,
+      body: { device_code: started.body.device_code },
+      event: () => ({ scope: platform, entity: 'user', action: 'login.succeeded' }),
     }
   },
   exchangeServiceToken: async (c) => {

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander'
-import { AbortedError, HttpError, sleep, TERMINAL_STATUSES, UnreachableError, type Run, type RunStatus } from '../../client.js'
+import { AbortedError, isTransient, sleep, TERMINAL_STATUSES, type Run, type RunStatus } from '../../client.js'
 import { action, type Cli, type Session } from '../../context.js'
 import { EXIT, explain, type ExitCode } from '../../errors.js'
 import { examples } from '../../help.js'
@@ -24,9 +24,6 @@ export function interval(value: string): number {
   if (!Number.isFinite(n) || n < MIN_INTERVAL_S) throw new InvalidArgumentError(`expected a number of seconds, at least ${MIN_INTERVAL_S}`)
   return n
 }
-
-const transient = (error: unknown) =>
-  error instanceof UnreachableError || (error instanceof HttpError && (error.status >= 500 || error.status === 429))
 
 function describe(run: Run): string {
   const extra =
@@ -72,7 +69,7 @@ async function follow(session: Session, ref: string, seconds: number, signal: Ab
       failures = 0
     } catch (error) {
       // The first poll must succeed: a wrong id or a service that is not there is reported at once.
-      if (!last || !transient(error) || ++failures >= MAX_CONSECUTIVE_FAILURES) throw error
+      if (!last || !isTransient(error) || ++failures >= MAX_CONSECUTIVE_FAILURES) throw error
       session.out.note(`warning: ${explain(error).message}; trying again in ${seconds}s`)
       await sleep(seconds * 1000, signal)
       continue

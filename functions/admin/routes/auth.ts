@@ -21,6 +21,44 @@ const PasswordLogin = z
 
 const RefreshRequest = z.object({ refresh_token: z.string().min(1).max(4096) }).openapi('RefreshRequest')
 
+const CliLogin = z
+  .object({
+    issuer: z.string().openapi({ description: 'The identity provider (its OIDC issuer) that the CLI logs in at, through this service' }),
+    methods: z.array(z.enum(['browser', 'password'])).openapi({
+      description:
+        'How the CLI may log in, the one it prefers first: browser, the OAuth 2.0 device authorization grant (POST /auth/device), offered when the provider has a device authorization endpoint; ' +
+        'password (POST /auth/password), unless the grant types the provider lists leave the password grant out. A personal access token always works besides.',
+    }),
+  })
+  .openapi('CliLogin')
+
+const DeviceLogin = z
+  .object({
+    device_code: z
+      .string()
+      .openapi({ description: 'What the CLI sends to POST /auth/device/token while it waits; a secret of this login, never shown' }),
+    user_code: z.string().openapi({ description: 'The code the person checks (or types) at verification_uri', example: 'WDJB-MJHT' }),
+    verification_uri: z.string().openapi({ description: "The identity provider's page where the person enters user_code, in any browser" }),
+    verification_uri_complete: z
+      .string()
+      .optional()
+      .openapi({ description: 'The same page with the code filled in, when the provider gives one (Entra ID does not)' }),
+    expires_in: z.number().int().openapi({ description: 'Seconds until the codes expire' }),
+    interval: z.number().int().openapi({ description: 'Seconds to wait between polls (5 when the provider names none)' }),
+  })
+  .openapi('DeviceLogin')
+
+const DeviceTokenRequest = z.object({ device_code: z.string().min(1).max(4096) }).openapi('DeviceTokenRequest')
+
+const DeviceLoginPending = z
+  .object({
+    status: z.enum(['authorization_pending', 'slow_down']).openapi({
+      description:
+        'authorization_pending: the person has not finished at the provider yet; slow_down: poll 5 s less often from now on (RFC 8628 §3.5)',
+    }),
+  })
+  .openapi('DeviceLoginPending')
+
 const LoginTokens = z
   .object({
     access_token: z.string().openapi({ description: 'An OIDC access token (JWT) for Authorization: Bearer on every service' }),
@@ -68,7 +106,8 @@ const errorResponse = (description: string) => json(ErrorBody, description)
 
 /**
  * /auth: the login flows (public paths): the browser's OIDC redirect, callback and logout, which
- * set and clear the platform_session cookie, and the CLI's e-mail and password login and refresh.
+ * set and clear the platform_session cookie, and the CLI's logins (in a browser by the device
+ * authorization grant, or with e-mail and password) and refresh.
  */
 export const auth = resourceApp<AdminDeps>()
 
@@ -253,14 +292,16 @@ auth.openapi(
     tags: ['auth'],
     summary: 'Log in with e-mail and password (the CLI): returns an OIDC access token and a refresh token',
     description:
-      "The e-mail and password go to the identity provider's token endpoint (password grant, with the platform's client credentials); " +
-      'the platform never stores a password. The access token is verified like any Bearer token, and a first login creates the platform user.',
+      "The e-mail and password go to the identity provider's token endpoint (the password grant, as the CLI's client: OIDC_CLI_CLIENT_ID, else the platform's client); " +
+      'the platform never stores a password. The access token is verified like any Bearer token, and a first login creates the platform user. ' +
+      'Where the provider does not offer the grant (Google; Keycloak, Okta and Entra ID unless allowed for the client) the answer is 400, and where the account needs more than a password ' +
+      '(Entra ID with multi-factor authentication or conditional access) 401: both details say to use the browser login (POST /auth/device) instead.',
     security: [],
     request: { body: { content: { 'application/json': { schema: PasswordLogin } }, required: true } },
     responses: {
       200: json(LoginTokens),
-      400: errorResponse('Invalid parameters'),
-      401: errorResponse('Wrong e-mail or password, or account disabled'),
+      400: errorResponse('Invalid parameters, or the identity provider does not offer e-mail and password login: use the browser login'),
+      401: errorResponse('Wrong e-mail or password, account disabled, or the account needs more than a password: use the browser login'),
       429: errorResponse('Too many failed logins for this e-mail or from this address: wait Retry-After seconds'),
       404: errorResponse('Login is not configured'),
       500: errorResponse('Identity provider unavailable'),
@@ -285,7 +326,102 @@ auth.openapi(
       if (error instanceof LoginRejected) {
         await deps.throttle.failed(keys)
         await recordFailure(c, email.toLowerCase(), error.reason, 'password')
-        throw new ApiError(401, error.reason === 'invalid_grant' ? 'wrong e-mail or password' : `login failed: ${error.reason}`)
+        throw new ApiError(401, error.detail ?? (error.reason === 'invalid_grant' ? 'wrong e-mail or password' : `login failed: ${error.reason}`))
+      }
+      throw error
+    }
+  },
+)
+
+auth.openapi(
+  createRoute({
+    operationId: 'cliLoginMethods',
+    method: 'get',
+    path: '/auth/cli',
+    tags: ['auth'],
+    summary: 'How the CLI may log in here: the identity provider, and the login methods it offers',
+    description:
+      "Read from the provider's metadata (discovered once). The CLI logs in through this service only, which holds the provider's client (docs/cli-login.md).",
+    security: [],
+    responses: {
+      200: json(CliLogin),
+      404: errorResponse('Login is not configured'),
+      500: errorResponse('Identity provider unavailable'),
+    },
+  }),
+  async (c) => {
+    const deps = c.get('deps')
+    return c.json(await deps.login.cliMethods(deps.log), 200)
+  },
+)
+
+auth.openapi(
+  createRoute({
+    operationId: 'beginDeviceLogin',
+    method: 'post',
+    path: '/auth/device',
+    tags: ['auth'],
+    summary: "Begin the CLI's browser login: the OAuth 2.0 device authorization grant (RFC 8628) at the identity provider",
+    description:
+      "The service asks the provider's device authorization endpoint, as the CLI's client (OIDC_CLI_CLIENT_ID, else the platform's client) for OIDC_CLI_SCOPE. " +
+      'The person opens verification_uri in any browser, on any device, signs in as the provider asks (password, multi-factor authentication, single sign-on) and confirms user_code; ' +
+      'meanwhile the CLI polls POST /auth/device/token with device_code every interval seconds.',
+    security: [],
+    responses: {
+      200: json(DeviceLogin),
+      404: errorResponse('Login is not configured, or the provider does not offer the device authorization grant to the CLI client'),
+      500: errorResponse('Identity provider unavailable'),
+    },
+  }),
+  async (c) => {
+    const deps = c.get('deps')
+    c.header('Cache-Control', 'no-store')
+    return c.json(await deps.login.beginDevice(deps.log), 200)
+  },
+)
+
+auth.openapi(
+  createRoute({
+    operationId: 'pollDeviceLogin',
+    method: 'post',
+    path: '/auth/device/token',
+    tags: ['auth'],
+    summary: "Poll the CLI's browser login: 202 until the person has confirmed the code, then the tokens",
+    description:
+      "Each call is one poll of the provider's token endpoint (grant type urn:ietf:params:oauth:grant-type:device_code). " +
+      '202 while the person has not finished (slow_down: wait 5 s longer between polls from now on); 200 with the tokens once they have: an access token checked like any Bearer token (the API audience) ' +
+      "for a user the first login creates, and a refresh token for POST /auth/refresh; 401 when the person refused at the provider, the code expired, or it is unknown or used (the detail begins with the provider's RFC 8628 error code).",
+    security: [],
+    request: { body: { content: { 'application/json': { schema: DeviceTokenRequest } }, required: true } },
+    responses: {
+      200: json(LoginTokens),
+      202: json(DeviceLoginPending, 'Not yet: poll again after the interval'),
+      400: errorResponse('Invalid parameters'),
+      401: errorResponse('Refused at the provider, expired, or an unknown or used device code; or account disabled'),
+      404: errorResponse('Login is not configured'),
+      429: errorResponse('Too many failed polls from this address: wait Retry-After seconds'),
+      500: errorResponse('Identity provider unavailable'),
+    },
+  }),
+  async (c) => {
+    const deps = c.get('deps')
+    c.header('Cache-Control', 'no-store')
+    const keys = attemptKeys(c)
+    await deps.throttle.check(keys)
+    try {
+      const poll = await deps.login.pollDevice(c.req.valid('json').device_code, deps.log)
+      if (poll.status !== 'complete') return c.json({ status: poll.status }, 202)
+      await deps.audit.record(userActor(poll.user, auditContext(c).request, 'device_code'), {
+        action: 'login.succeeded',
+        entity: { type: 'user', id: poll.user.id },
+        change: { reason: 'browser (device authorization grant)' },
+      })
+      return c.json(poll.tokens, 200)
+    } catch (error) {
+      if (error instanceof LoginRejected) {
+        await deps.throttle.failed(keys)
+        await recordFailure(c, error.email ?? 'unknown', error.reason, 'device_code')
+        throw new ApiError(401, error.detail ?? error.reason)
       }
       throw error
     }
@@ -298,7 +434,7 @@ auth.openapi(
     method: 'post',
     path: '/auth/refresh',
     tags: ['auth'],
-    summary: 'Exchange a refresh token from POST /auth/password for a new access token',
+    summary: 'Exchange a refresh token from POST /auth/password or POST /auth/device/token for a new access token',
     security: [],
     request: { body: { content: { 'application/json': { schema: RefreshRequest } }, required: true } },
     responses: {

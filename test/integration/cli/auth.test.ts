@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { SettingsStore } from '../../../cli/settings.js'
 import { configHome, parseJson, runMain, startCliOnTerminal, startPlatform } from '../../support/cli.js'
+import { startLoginStack } from '../../support/oidc.js'
 
 describe('platform login, whoami, logout and profiles', async () => {
   const platform = await startPlatform({ login: true })
@@ -87,18 +88,24 @@ describe('platform login, whoami, logout and profiles', async () => {
     expect(login.stderr).toContain('login refused: wrong e-mail or password')
   })
 
-  it('asks for the e-mail and then the password on a real terminal, without echoing the password (the binary under script)', async () => {
-    const home = await configHome(platform)
-    const cli = startCliOnTerminal(['login'], { configDir: home })
-    await cli.waitFor('E-mail: ')
-    cli.type(`${user.email}\r`)
-    await cli.waitFor('Password: ')
-    cli.type(`${user.password}\r`)
-    const done = await cli.exited
-    expect(done.code).toBe(0)
-    expect(done.stdout).toContain(`logged in as`)
-    expect(done.stdout).not.toContain(user.password)
-    expect(new SettingsStore(home).credentials('local')?.email).toBe(user.email)
+  it('asks for the e-mail and then the password on a real terminal where the provider offers no browser login, without echoing the password (the binary under script)', async () => {
+    const passwordOnly = await startLoginStack({}, { deviceFlow: false })
+    try {
+      const { user } = passwordOnly
+      const home = await configHome({ adminUrl: passwordOnly.adminUrl, computeUrl: platform.computeUrl })
+      const cli = startCliOnTerminal(['login'], { configDir: home })
+      await cli.waitFor('E-mail: ')
+      cli.type(`${user.email}\r`)
+      await cli.waitFor('Password: ')
+      cli.type(`${user.password}\r`)
+      const done = await cli.exited
+      expect(done.code).toBe(0)
+      expect(done.stdout).toMatch(/method\s+e-mail and password/)
+      expect(done.stdout).not.toContain(user.password)
+      expect(new SettingsStore(home).credentials('local')?.email).toBe(user.email)
+    } finally {
+      await passwordOnly.stop()
+    }
   })
 
   it('refuses a password login without --password-stdin when stdin is not a terminal', async () => {

@@ -17,6 +17,10 @@ describe('configuration', () => {
     [{ OIDC_ISSUER: 'not a url', OIDC_CLIENT_ID: 'c', OIDC_AUDIENCE: 'a' }, /OIDC_ISSUER/],
     [{ OIDC_ISSUER: 'https://idp.example.org' }, /OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_AUDIENCE must be set together/],
     [{ OIDC_ISSUER: 'https://idp.example.org', OIDC_CLIENT_ID: 'platform', OIDC_AUDIENCE: 'platform' }, /OIDC_AUDIENCE must differ/],
+    [
+      { OIDC_ISSUER: 'https://idp.example.org', OIDC_CLIENT_ID: 'platform', OIDC_AUDIENCE: 'api', OIDC_CLI_CLIENT_ID: 'api' },
+      /OIDC_AUDIENCE must differ from OIDC_CLI_CLIENT_ID/,
+    ],
     [{ OIDC_ISSUER: 'https://idp.example.org', OIDC_CLIENT_ID: 'c', OIDC_AUDIENCE: 'a', OIDC_ALGORITHMS: 'RS256,none' }, /OIDC_ALGORITHMS/],
     [{ OIDC_ISSUER: 'https://idp.example.org', OIDC_CLIENT_ID: 'c', OIDC_AUDIENCE: 'a', OIDC_ALGORITHMS: 'HS256' }, /OIDC_ALGORITHMS/],
     [{ BATCH_BACKEND: 'local' }, /LOCAL_WORK_ROOT/],
@@ -31,6 +35,13 @@ describe('configuration', () => {
   ])('refuses %j with an error naming the setting', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError)
     expect(() => loadConfig(env)).toThrow(message)
+  })
+
+  it("gives the CLI's logins the platform's client and a scope with refresh tokens, unless told a client and scope of their own", () => {
+    const idp = { OIDC_ISSUER: 'https://idp.example.org', OIDC_CLIENT_ID: 'platform', OIDC_AUDIENCE: 'api' }
+    expect(loadConfig(idp).oidc?.cli).toEqual({ clientId: undefined, scope: 'openid email profile offline_access' })
+    const entra = { ...idp, OIDC_CLI_CLIENT_ID: 'platform-cli', OIDC_CLI_SCOPE: ' openid offline_access api://platform/access ' }
+    expect(loadConfig(entra).oidc?.cli).toEqual({ clientId: 'platform-cli', scope: 'openid offline_access api://platform/access' })
   })
 
   it('reads the audit key ring, its active key named or its only one', () => {
