@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PubSub } from '@google-cloud/pubsub'
 import type { Browser } from 'playwright-core'
+import { importPKCS8, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureSigningKey, layout, LOCAL_SIGNING_ACCOUNT } from '../../emulators/data-dir.js'
 import { ensureTopics } from '../../emulators/functions.js'
@@ -13,6 +14,7 @@ import { freePort, startFirestoreEmulator, startPubsubEmulator, type RunningProc
 import { runSeeders, SEED, seedBase } from '../../emulators/seed.js'
 import { LOCAL_OIDC_AUDIENCE, LOCAL_OIDC_CLIENT_ID } from '../../emulators/suite.js'
 import { startStorageServer, type RunningStorageServer } from '../../emulators/storage-server.js'
+import { JWT_BEARER_GRANT, KEY_ALGORITHM } from '../../functions/admin/jwt-bearer.js'
 import { SERVICES } from '../../functions/services.js'
 import { newAuditKeyEntry } from '../../lib/audit-keys.js'
 import { loadConfig } from '../../lib/config.js'
@@ -63,6 +65,7 @@ describe('the deployed shape: the staged source, one functions-framework process
   }
   let token: string
   let projectId: string
+  let orgId: string
 
   /** The function deployed with entry point `entry`. */
   const planned = (entry: string) => {
@@ -195,6 +198,7 @@ describe('the deployed shape: the staged source, one functions-framework process
     await kernel.db.firestore.terminate()
     token = base.token
     projectId = base.project.id
+    orgId = base.org.id
 
     const booting = Date.now()
     await allStarted(
@@ -277,6 +281,31 @@ describe('the deployed shape: the staged source, one functions-framework process
     const download = await fetch(signed.url)
     expect(download.status).toBe(200)
     expect(await download.text()).toBe(`${greeting} from run ${run.id}\n`)
+  })
+
+  it('lets a service user exchange its signed assertion at the token endpoint its key names, on the one host', async () => {
+    const bot = (await api('admin', 'POST', `/organizations/${orgId}/service-users`, { name: 'deployed-shape-ci' })).body as { id: string }
+    const key = (await api('admin', 'POST', `/service-users/${bot.id}/keys`)).body as {
+      key_id: string
+      token_endpoint: string
+      private_key_pem: string
+    }
+    expect(key.token_endpoint).toBe(`${publicAddress('admin')}/api/v1/oauth/token`)
+    const now = Math.floor(Date.now() / 1000)
+    const assertion = await new SignJWT({ iss: bot.id, sub: bot.id, aud: key.token_endpoint, iat: now, exp: now + 300, jti: randomUUID() })
+      .setProtectedHeader({ alg: KEY_ALGORITHM, kid: key.key_id })
+      .sign(await importPKCS8(key.private_key_pem, KEY_ALGORITHM))
+    const exchanged = await publicFetch(frontEnd, key.token_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: JWT_BEARER_GRANT, assertion }),
+    })
+    expect(exchanged.status, await exchanged.clone().text()).toBe(200)
+    const { access_token } = (await exchanged.json()) as { access_token: string }
+    const projects = await publicFetch(frontEnd, `${publicAddress('admin')}/api/v1/projects`, {
+      headers: { authorization: `Bearer ${access_token}` },
+    })
+    expect(projects.status).toBe(200)
   })
 
   it('signs a report in a browser on the one browser host: the sign-off page of the report service, the login of the admin service', async () => {
