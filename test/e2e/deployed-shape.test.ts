@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { PubSub } from '@google-cloud/pubsub'
 import type { Browser } from 'playwright-core'
 import { importPKCS8, SignJWT } from 'jose'
+import semver from 'semver'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureSigningKey, layout, LOCAL_SIGNING_ACCOUNT } from '../../emulators/data-dir.js'
 import { ensureTopics } from '../../emulators/functions.js'
@@ -51,6 +52,7 @@ const OIDC_SECRET = 'platform-oidc-client-secret'
 
 describe('the deployed shape: the staged source, one functions-framework process per function, the environment the deploy writes', () => {
   let scratch: string
+  let source: string
   let plan: DeployPlan
   let frontEnd: FrontEnd
   let browser: Browser
@@ -118,7 +120,7 @@ describe('the deployed shape: the staged source, one functions-framework process
 
     // The slow parts side by side: the source staged and installed; the emulators; the plan, then the front end on its host and a browser that reaches it there.
     const started = Date.now()
-    const source = join(scratch, 'source')
+    source = join(scratch, 'source')
     const [install, firestore, pubsub] = await allStarted([
       stageAndInstall(source),
       startFirestoreEmulator({ logFile: join(l.logs, 'firestore.log') }).then((e) => (emulators.push(e), e)),
@@ -241,6 +243,13 @@ describe('the deployed shape: the staged source, one functions-framework process
       [...SERVICES.map((s) => s.name), ...ORCHESTRATOR_FUNCTIONS.map((f) => f.name)].sort(),
     )
     expect(new Set([...processes.values()].map((p) => p.process?.child.pid)).size).toBe(plan.functions.length)
+    // The buildpack refuses a source whose engines.node does not admit the function's runtime.
+    const engines = (JSON.parse(await readFile(join(source, 'package.json'), 'utf8')) as { engines?: { node?: string } }).engines?.node
+    for (const runtime of new Set(plan.functions.map((f) => f.flags.get('--runtime')))) {
+      const major = /^nodejs(\d+)$/.exec(runtime ?? '')?.[1]
+      expect(major, `--runtime=${runtime}`).toBeDefined()
+      expect(engines === undefined || semver.intersects(engines, `${major}.x`), `engines.node ${engines} and --runtime=${runtime}`).toBe(true)
+    }
     // Every browser address the deploy configures is on the one host.
     for (const key of ['ADMIN_PUBLIC_URL', 'REPORTS_PUBLIC_URL']) expect(new URL(plan.env[key]!).host, key).toBe(frontEnd.host)
     for (const service of SERVICES) {
@@ -262,26 +271,30 @@ describe('the deployed shape: the staged source, one functions-framework process
     }
   })
 
-  it('runs a pipeline submitted with a token: run requested and job states through Pub/Sub push, its output downloaded through a signed address', async () => {
-    const [pipeline] = (await api('compute', 'GET', '/pipelines?slug=hello-local')).body as Array<{ id: string }>
-    const greeting = `deployed shape ${Date.now()}`
-    const { res: accepted, body: run } = await api('compute', 'POST', '/runs', { pipeline_id: pipeline!.id, params: { greeting } })
-    expect(accepted.status).toBe(201)
-    let status = ''
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline && !['succeeded', 'failed', 'cancelled'].includes(status);) {
-      await new Promise((r) => setTimeout(r, 300))
-      status = ((await api('compute', 'GET', `/runs/${run.id}`)).body as { status: string }).status
-    }
-    expect(status).toBe('succeeded')
-    const outputs = (await api('compute', 'GET', `/runs/${run.id}/outputs`)).body as Array<{ name: string; path: string }>
-    const hello = outputs.find((o) => o.name === 'hello.txt')
-    expect(hello, JSON.stringify(outputs)).toBeDefined()
-    const signed = (await api('files', 'GET', `/files/download-url?path=${encodeURIComponent(hello!.path)}`)).body as { url: string }
-    expect(signed.url.startsWith(`${storage.url}/`)).toBe(true)
-    const download = await fetch(signed.url)
-    expect(download.status).toBe(200)
-    expect(await download.text()).toBe(`${greeting} from run ${run.id}\n`)
-  })
+  it(
+    'runs a pipeline submitted with a token: run requested and job states through Pub/Sub push, its output downloaded through a signed address',
+    { timeout: 90_000 },
+    async () => {
+      const [pipeline] = (await api('compute', 'GET', '/pipelines?slug=hello-local')).body as Array<{ id: string }>
+      const greeting = `deployed shape ${Date.now()}`
+      const { res: accepted, body: run } = await api('compute', 'POST', '/runs', { pipeline_id: pipeline!.id, params: { greeting } })
+      expect(accepted.status).toBe(201)
+      let status = ''
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline && !['succeeded', 'failed', 'cancelled'].includes(status);) {
+        await new Promise((r) => setTimeout(r, 300))
+        status = ((await api('compute', 'GET', `/runs/${run.id}`)).body as { status: string }).status
+      }
+      expect(status).toBe('succeeded')
+      const outputs = (await api('compute', 'GET', `/runs/${run.id}/outputs`)).body as Array<{ name: string; path: string }>
+      const hello = outputs.find((o) => o.name === 'hello.txt')
+      expect(hello, JSON.stringify(outputs)).toBeDefined()
+      const signed = (await api('files', 'GET', `/files/download-url?path=${encodeURIComponent(hello!.path)}`)).body as { url: string }
+      expect(signed.url.startsWith(`${storage.url}/`)).toBe(true)
+      const download = await fetch(signed.url)
+      expect(download.status).toBe(200)
+      expect(await download.text()).toBe(`${greeting} from run ${run.id}\n`)
+    },
+  )
 
   it('lets a service user exchange its signed assertion at the token endpoint its key names, on the one host', async () => {
     const bot = (await api('admin', 'POST', `/organizations/${orgId}/service-users`, { name: 'deployed-shape-ci' })).body as { id: string }
@@ -308,58 +321,67 @@ describe('the deployed shape: the staged source, one functions-framework process
     expect(projects.status).toBe(200)
   })
 
-  it('signs a report in a browser on the one browser host: the sign-off page of the report service, the login of the admin service', async () => {
-    const [order] = (await api('clinical', 'GET', '/orders')).body as Array<{ accession: string }>
-    await api('clinical', 'POST', `/orders/${order!.accession}/transition`, { to: 'signed' })
-    const report = (
-      await api('reports', 'POST', '/reports', {
-        order_id: order!.accession,
-        summary: 'Trio genome sequencing, deployed shape.',
-        conclusion: 'No variant explains the phenotype.',
+  it(
+    'signs a report in a browser on the one browser host: the sign-off page of the report service, the login of the admin service',
+    { timeout: 90_000 },
+    async () => {
+      const [order] = (await api('clinical', 'GET', '/orders')).body as Array<{ accession: string }>
+      await api('clinical', 'POST', `/orders/${order!.accession}/transition`, { to: 'signed' })
+      const report = (
+        await api('reports', 'POST', '/reports', {
+          order_id: order!.accession,
+          summary: 'Trio genome sequencing, deployed shape.',
+          conclusion: 'No variant explains the phenotype.',
+        })
+      ).body as { id: string }
+      await api('reports', 'POST', `/reports/${report.id}/transition`, { to: 'in_review' })
+      const snapshot = (await api('reports', 'POST', `/reports/${report.id}/snapshots`)).body as { sha256: string }
+
+      const context = await browser.newContext({ javaScriptEnabled: false, ignoreHTTPSErrors: true })
+      const issuerHost = new URL(provider.issuer).host
+      await context.route('**/*', (route) => {
+        const host = new URL(route.request().url()).host
+        return host === frontEnd.host || host === issuerHost ? route.continue() : route.abort('blockedbyclient')
       })
-    ).body as { id: string }
-    await api('reports', 'POST', `/reports/${report.id}/transition`, { to: 'in_review' })
-    const snapshot = (await api('reports', 'POST', `/reports/${report.id}/snapshots`)).body as { sha256: string }
+      const page = await context.newPage()
+      const signoff = `${publicAddress('reports')}/${report.id}/signoff/`
+      await page.goto(signoff)
+      await signIn(page, users.reviewer, signoff)
+      expect((await page.locator('#sha256').innerText()).trim()).toBe(snapshot.sha256)
+      // The session of the admin service's login is the cookie of the one host, sent to every function path on it.
+      const [session] = (await context.cookies(frontEnd.publicUrl)).filter((c) => c.name === 'platform_session')
+      expect(session).toMatchObject({ domain: frontEnd.host, path: '/', secure: true, httpOnly: true, sameSite: 'Lax' })
+      await page.check('input[name=confirm]')
+      await page.click('#sign')
+      await signIn(page, users.reviewer, `${publicAddress('reports')}/${report.id}/signoff/signed`)
+      expect(await page.locator('#status').innerText()).toContain('Signed')
+      await context.close()
 
-    const context = await browser.newContext({ javaScriptEnabled: false, ignoreHTTPSErrors: true })
-    const issuerHost = new URL(provider.issuer).host
-    await context.route('**/*', (route) => {
-      const host = new URL(route.request().url()).host
-      return host === frontEnd.host || host === issuerHost ? route.continue() : route.abort('blockedbyclient')
-    })
-    const page = await context.newPage()
-    const signoff = `${publicAddress('reports')}/${report.id}/signoff/`
-    await page.goto(signoff)
-    await signIn(page, users.reviewer, signoff)
-    expect((await page.locator('#sha256').innerText()).trim()).toBe(snapshot.sha256)
-    // The session of the admin service's login is the cookie of the one host, sent to every function path on it.
-    const [session] = (await context.cookies(frontEnd.publicUrl)).filter((c) => c.name === 'platform_session')
-    expect(session).toMatchObject({ domain: frontEnd.host, path: '/', secure: true, httpOnly: true, sameSite: 'Lax' })
-    await page.check('input[name=confirm]')
-    await page.click('#sign')
-    await signIn(page, users.reviewer, `${publicAddress('reports')}/${report.id}/signoff/signed`)
-    expect(await page.locator('#status').innerText()).toContain('Signed')
-    await context.close()
+      // The session cookie with a foreign Origin is refused; from the one host it passes (and the rule of the signed report answers).
+      const comment = (origin: string) =>
+        publicFetch(frontEnd, `${publicAddress('reports')}/api/v1/reports/${report.id}/comments`, {
+          method: 'POST',
+          headers: { cookie: `platform_session=${session!.value}`, origin, 'x-project-id': projectId, 'content-type': 'application/json' },
+          body: JSON.stringify({ type: 'review', comment: 'After signing?' }),
+        })
+      const foreign = await comment('https://attacker.example')
+      expect(foreign.status).toBe(403)
+      expect(((await foreign.json()) as { detail: string }).detail).toMatch(/cross-origin request refused/)
+      expect((await comment(frontEnd.publicUrl)).status).toBe(409)
 
-    // The session cookie with a foreign Origin is refused; from the one host it passes (and the rule of the signed report answers).
-    const comment = (origin: string) =>
-      publicFetch(frontEnd, `${publicAddress('reports')}/api/v1/reports/${report.id}/comments`, {
-        method: 'POST',
-        headers: { cookie: `platform_session=${session!.value}`, origin, 'x-project-id': projectId, 'content-type': 'application/json' },
-        body: JSON.stringify({ type: 'review', comment: 'After signing?' }),
-      })
-    const foreign = await comment('https://attacker.example')
-    expect(foreign.status).toBe(403)
-    expect(((await foreign.json()) as { detail: string }).detail).toMatch(/cross-origin request refused/)
-    expect((await comment(frontEnd.publicUrl)).status).toBe(409)
-
-    const signed = (await api('reports', 'GET', `/reports/${report.id}`)).body as { status: string; signatures: Array<{ signer: { email: string } }> }
-    expect(signed).toMatchObject({ status: 'signed', signatures: [{ signer: { email: users.reviewer.email } }] })
-    // The audit event carries the browser's address as Google's front end passed it on, not the front end's own (FRONT_END_ADDRESS).
-    const events = (await api('audit', 'GET', `/events?entity=report:${report.id}&action=report.signed`)).body as Array<{ request?: { ip?: string } }>
-    expect(events).toHaveLength(1)
-    expect(events[0]!.request?.ip).toBe('127.0.0.1')
-  })
+      const signed = (await api('reports', 'GET', `/reports/${report.id}`)).body as {
+        status: string
+        signatures: Array<{ signer: { email: string } }>
+      }
+      expect(signed).toMatchObject({ status: 'signed', signatures: [{ signer: { email: users.reviewer.email } }] })
+      // The audit event carries the browser's address as Google's front end passed it on, not the front end's own (FRONT_END_ADDRESS).
+      const events = (await api('audit', 'GET', `/events?entity=report:${report.id}&action=report.signed`)).body as Array<{
+        request?: { ip?: string }
+      }>
+      expect(events).toHaveLength(1)
+      expect(events[0]!.request?.ip).toBe('127.0.0.1')
+    },
+  )
 })
 
 /**
