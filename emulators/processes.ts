@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { delimiter, dirname, join } from 'node:path'
 
 /**
@@ -108,11 +108,27 @@ function tailOf(path: string, from: number): string {
   }
 }
 
+/** Resolves once a TCP connection to `tcp://host:port` is accepted; rejects otherwise. */
+function tcpAccepts(url: URL): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => {
+      socket.destroy()
+      resolve()
+    })
+    socket.once('error', reject)
+  })
+}
+
+/** Ready once `url` answers below 500, or, for a `tcp://host:port` address, once a connection is accepted (Cloud Run's default startup probe). */
 async function waitFor(url: string, child: ChildProcess, name: string, timeoutMs: number, out: () => string) {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} while starting:\n${out()}`)
     try {
+      if (url.startsWith('tcp:')) {
+        await tcpAccepts(new URL(url))
+        return
+      }
       // Each attempt bounded: one that hangs (a process accepting connections before it answers) must not use up the deadline.
       const res = await fetch(url, { signal: AbortSignal.timeout(Math.max(1, Math.min(5_000, deadline - Date.now()))) })
       await res.body?.cancel()
@@ -150,8 +166,11 @@ export async function startProcess(opts: {
   command: string
   args: string[]
   host: string
+  /** An address that answers below 500 once it is ready, or `tcp://host:port`: ready once it accepts a connection. */
   readyUrl: string
   env?: NodeJS.ProcessEnv
+  /** False: the process sees `env` only, nothing of this process's environment (as a deployed function sees only what its platform sets). */
+  inheritEnv?: boolean
   cwd?: string
   timeoutMs?: number
   /** Where its stdout and stderr go (appended); without one, they are read through pipes and kept in memory. */
@@ -161,19 +180,20 @@ export async function startProcess(opts: {
 }): Promise<RunningProcess> {
   let out: () => string
   let child: ChildProcess
+  const env = opts.inheritEnv === false ? opts.env : { ...process.env, ...opts.env }
   if (opts.logFile) {
     // A pipe would tie it to this process: once this process is gone, its next write fails with EPIPE.
     const fd = openSync(opts.logFile, 'a')
     const from = statSync(opts.logFile).size
     try {
-      child = spawn(opts.command, opts.args, { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...opts.env }, cwd: opts.cwd })
+      child = spawn(opts.command, opts.args, { detached: true, stdio: ['ignore', fd, fd], env, cwd: opts.cwd })
     } finally {
       closeSync(fd)
     }
     const logFile = opts.logFile
     out = () => tailOf(logFile, from)
   } else {
-    child = spawn(opts.command, opts.args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env }, cwd: opts.cwd })
+    child = spawn(opts.command, opts.args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env, cwd: opts.cwd })
     let buffer = ''
     const collect = (chunk: Buffer) => {
       buffer = (buffer + chunk.toString()).slice(-OUTPUT_TAIL)

@@ -414,9 +414,10 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   const documentConfig: Parameters<typeof app.getOpenAPI31Document>[0] = {
     openapi: '3.1.0',
     info: { title: opts.title, version: '1.0.0', description: opts.description },
-    // Relative: resolved against wherever the document is served from (the service's own origin, the
-    // local suite's port, a Cloud Function's URL), so Swagger UI's "Try it out" calls the service that served it.
-    servers: [{ url: '/', description: 'The service that serves this document (its paths begin with /api/v1)' }],
+    // Relative to the document itself, so Swagger UI's "Try it out" calls the service that served it wherever
+    // that is: its own origin, the local suite's port, or its path on the shared Cloud Functions host
+    // (https://REGION-PROJECT.cloudfunctions.net/<function>/openapi.json), where '/' would name the host's root.
+    servers: [{ url: '.', description: 'The service that serves this document, at the address it is served from (its paths begin with /api/v1)' }],
     tags: (opts.tags ?? []).map((t) => ({ ...t })),
     security: [{ bearerAuth: [] }, { sessionCookie: [] }],
   }

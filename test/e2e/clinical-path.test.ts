@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
-import { type Browser, type Page } from 'playwright-core'
-import { launchChromium } from '../support/browser.js'
+import { type Browser } from 'playwright-core'
+import { launchChromium, signIn } from '../support/browser.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../support/cli.js'
 import { freeBasePort, spawnLocalSuite, type SpawnedSuite } from '../support/suite.js'
@@ -272,15 +272,3 @@ describe('the whole clinical path, end to end on the local suite', () => {
     ])
   })
 })
-
-/** Follows the platform's login to the provider's form when it comes, signs in, and waits to land on `then`. */
-async function signIn(page: Page, who: { email: string; password: string }, then: string) {
-  if (page.url() !== then) {
-    await page.waitForSelector('#email')
-    await page.fill('#email', who.email)
-    await page.fill('#password', who.password)
-    await page.click('button[type=submit]')
-    await page.waitForURL(then)
-  }
-  expect(page.url()).toBe(then)
-}
