@@ -346,6 +346,12 @@ for bucket in $BUCKETS; do
   run_q gcloud storage buckets add-iam-policy-binding "gs://$bucket" "${G[@]}" --member="serviceAccount:$BATCH_SA" --role=roles/storage.objectAdmin
   run_q gcloud storage buckets add-iam-policy-binding "gs://$bucket" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/storage.objectViewer
 done
+# Every run reads the shared reference data (SHARED_REFERENCE_BUCKETS of the functions' environment).
+SHARED_BUCKETS=$(sed -n 's/^SHARED_REFERENCE_BUCKETS: "\(.*\)"$/\1/p' "$ENV_YAML")
+for shared in ${SHARED_BUCKETS//,/ }; do
+  run_q gcloud storage buckets add-iam-policy-binding "gs://$shared" "${G[@]}" --member="serviceAccount:$BATCH_SA" --role=roles/storage.objectViewer
+done
+# A project added later: infra/add-project.sh grants the same for its bucket and runner (docs/deploying.md).
 
 # ---------------------------------------------------------------------------------------------
 step "Pub/Sub topics"

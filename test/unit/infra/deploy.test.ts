@@ -1,20 +1,14 @@
-import { execFile } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SERVICES } from '../../../functions/services.js'
 import { loadConfig, publicUrlSetting } from '../../../lib/config.js'
 import { ORCHESTRATOR_FUNCTIONS } from '../../../orchestrator/functions.js'
 import { INGESTION_STEPS } from '../../../domain/variants/ingestions.js'
 import { parse as parseYaml } from 'yaml'
+import { planner, REPO, type Outcome } from './plan.js'
 
-/**
- * infra/deploy.sh --dry-run, run as an operator would, with sample settings. gcloud and curl are
- * replaced on PATH by tripwires that record any call: a dry run must not touch the cloud.
- */
-const REPO = fileURLToPath(new URL('../../../', import.meta.url))
+/** infra/deploy.sh --dry-run, run as an operator would, with sample settings (see ./plan.ts). */
 const PROJECT = 'acme-genomics-prod'
 const REGION = 'europe-west4'
 const INDEXES = (JSON.parse(readFileSync(join(REPO, 'firestore.indexes.json'), 'utf8')) as { indexes: unknown[] }).indexes
@@ -26,40 +20,9 @@ const SCHEDULED = ORCHESTRATOR_FUNCTIONS.filter((f) => f.kind === 'http').map((f
 const RUNTIME = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { config: { functionsRuntime: string } }).config.functionsRuntime
 const DEFAULT_BUILD_SA = '<PROJECT_NUMBER>-compute@developer.gserviceaccount.com'
 
-let scratch: string
-let tripwireLog: string
-
-interface Outcome {
-  code: number
-  stdout: string
-  stderr: string
-  /** The printed commands (comments left out). */
-  commands: string[]
-}
-
-function envFile(name: string, text: string) {
-  const path = join(scratch, name)
-  writeFileSync(path, text)
-  return path
-}
-
-function dryRun(env: Record<string, string>): Promise<Outcome> {
-  return new Promise((resolve) => {
-    execFile(
-      'bash',
-      [join(REPO, 'infra/deploy.sh'), '--dry-run'],
-      {
-        cwd: REPO,
-        env: { PATH: `${join(scratch, 'bin')}:${process.env.PATH}`, HOME: process.env.HOME ?? scratch, TMPDIR: scratch, ...env },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-        resolve({ code, stdout, stderr, commands: stdout.split('\n').filter((l) => l && !l.startsWith('#')) })
-      },
-    )
-  })
-}
+const plans = planner()
+const envFile = plans.file
+const dryRun = (env: Record<string, string>) => plans.dryRun('deploy.sh', env)
 
 /** The Cloud Functions name of an entry point: lowercase, words joined by hyphens. */
 const functionName = (entry: string) =>
@@ -115,26 +78,16 @@ const SAMPLE = () => ({
 let plan: Outcome
 
 beforeAll(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'infra-test-'))
-  tripwireLog = join(scratch, 'tripwire.log')
-  mkdirSync(join(scratch, 'bin'))
-  for (const tool of ['gcloud', 'curl']) {
-    const path = join(scratch, 'bin', tool)
-    writeFileSync(path, `#!/bin/sh\necho "${tool} $*" >> '${tripwireLog}'\nexit 97\n`)
-    chmodSync(path, 0o755)
-  }
   plan = await dryRun(SAMPLE())
 }, 90_000)
 
-afterAll(() => {
-  if (scratch) rmSync(scratch, { recursive: true, force: true })
-})
+afterAll(() => plans.remove())
 
 describe('infra/deploy.sh --dry-run', () => {
   it('completes without calling gcloud or curl', () => {
     expect(plan.stderr).not.toMatch(/^deploy: /m)
     expect(plan.code).toBe(0)
-    expect(existsSync(tripwireLog) ? readFileSync(tripwireLog, 'utf8') : '').toBe('')
+    expect(plans.calls()).toBe('')
     expect(plan.stdout).toContain('# dry run complete: nothing was changed')
   })
 
@@ -298,6 +251,19 @@ describe('infra/deploy.sh --dry-run', () => {
       expect(create).toContain('--public-access-prevention')
       expect(plan.commands).toContain(
         `gcloud storage buckets add-iam-policy-binding gs://${bucket} --project=${PROJECT} --member=serviceAccount:platform-batch@${PROJECT}.iam.gserviceaccount.com --role=roles/storage.objectAdmin`,
+      )
+    }
+  })
+
+  it('lets the default runner read the shared reference buckets of the functions environment', async () => {
+    const out = await dryRun({
+      ...SAMPLE(),
+      FUNCTIONS_ENV_FILE: envFile('shared.env', 'SHARED_REFERENCE_BUCKETS=acme-references,gnomad-mirror\n'),
+    })
+    expect(out.code).toBe(0)
+    for (const shared of ['acme-references', 'gnomad-mirror']) {
+      expect(out.commands).toContain(
+        `gcloud storage buckets add-iam-policy-binding gs://${shared} --project=${PROJECT} --member=serviceAccount:platform-batch@${PROJECT}.iam.gserviceaccount.com --role=roles/storage.objectViewer`,
       )
     }
   })
