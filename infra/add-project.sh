@@ -19,7 +19,7 @@ SCRIPT=add-project
 . "$REPO/infra/lib.sh"
 
 usage() {
-  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   echo
   echo "Options:"
   echo "  --bucket NAME    the project's bucket (made when missing, in BUCKET_LOCATION)"

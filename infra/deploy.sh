@@ -2,9 +2,9 @@
 # Deploys the platform to one Google Cloud project: APIs, service accounts and their roles,
 # Firestore (database, rules, indexes), buckets, Pub/Sub topics and push subscriptions, one Cloud
 # Function (gen2) per HTTP service of functions/services.ts, the orchestrator functions of
-# orchestrator/functions.ts, the reconciler's Cloud Scheduler job and the variant ingestion's Cloud
-# Workflows workflow (infra/workflows/ingestion.yaml). Safe to run again: what
-# exists is updated or left alone.
+# orchestrator/functions.ts, the reconciler's Cloud Scheduler job, the variant ingestion's Cloud
+# Workflows workflow (infra/workflows/ingestion.yaml) and, with BROWSER_DOMAIN, the load balancer
+# of the one browser host (docs/deploying.md). Safe to run again: what exists is updated or left alone.
 #
 #   PROJECT_ID=my-lab-prod bash infra/deploy.sh [--config infra/deploy.env] [--dry-run]
 #

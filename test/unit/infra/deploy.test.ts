@@ -445,6 +445,18 @@ describe('infra/deploy.sh refuses a bad configuration before doing anything', ()
   })
 })
 
+it('deploys with the example files as they are, which set nothing the deploy owns', async () => {
+  // The deploy's example names its functions env file as the operator's copy would be named.
+  const config = readFileSync(join(REPO, 'infra/deploy.env.example'), 'utf8').replace(
+    /^FUNCTIONS_ENV_FILE=.*$/m,
+    `FUNCTIONS_ENV_FILE=${join(REPO, 'infra/functions.env.example')}`,
+  )
+  const out = await plans.dryRun('deploy.sh', {}, ['--config', envFile('example.env', config)])
+  expect(out.stderr).not.toMatch(/^deploy: /m)
+  expect(out.code).toBe(0)
+  expect(envOf(out).OIDC_ISSUER).toBe('https://login.example.org/realms/lab')
+})
+
 it('prefixes the index collections with the deployment COLLECTION_PREFIX', async () => {
   const out = await dryRun({ ...SAMPLE(), FUNCTIONS_ENV_FILE: envFile('prefixed.env', 'COLLECTION_PREFIX=prod_\n') })
   expect(out.code).toBe(0)
