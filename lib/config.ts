@@ -140,8 +140,8 @@ export interface Config {
    * for those configured: `<SERVICE>_PUBLIC_URL`.
    */
   publicUrls: Readonly<Record<string, string>>
+  /** The admin service's (publicUrls.admin): every service sends browsers there to log in. */
   adminPublicUrl?: string
-  reportsPublicUrl?: string
   sessionTtlSeconds: number
   serviceTokenTtlSeconds: number
   batch: { backend: 'cloud' | 'local'; region: string; localWorkRoot?: string }
@@ -252,7 +252,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         : undefined,
     publicUrls: services,
     adminPublicUrl: services.admin,
-    reportsPublicUrl: services.reports,
     sessionTtlSeconds: e.SESSION_TTL_SECONDS,
     serviceTokenTtlSeconds: e.SERVICE_TOKEN_TTL_SECONDS,
     batch: { backend: e.BATCH_BACKEND, region: e.BATCH_REGION, localWorkRoot: e.LOCAL_WORK_ROOT },

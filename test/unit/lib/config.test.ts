@@ -57,7 +57,7 @@ describe('configuration', () => {
     const config = loadConfig(env)
     expect(Object.keys(config.publicUrls).sort()).toEqual(SERVICES.map((s) => s.name).sort())
     for (const s of SERVICES) expect(config.publicUrls[s.name]).toBe(`${host}/${s.name.replaceAll('_', '-')}`)
-    expect([config.adminPublicUrl, config.reportsPublicUrl]).toEqual([`${host}/admin`, `${host}/reports`])
+    expect(config.adminPublicUrl).toBe(`${host}/admin`)
     // One browser host: one origin, whatever the paths.
     expect(config.publicOrigins).toEqual([host])
     expect(publicUrlSetting('variant_cache')).toBe('VARIANT_CACHE_PUBLIC_URL')
