@@ -544,6 +544,8 @@ for s in "${SERVICE_NAMES[@]}"; do
   echo "# $s: $(public_url "$s")/api/v1 (docs: $(public_url "$s")/docs, $(public_url "$s")/redoc)"
 done
 echo "# OIDC redirect URI to register at the identity provider: $(public_url admin)/api/v1/auth/callback"
+echo "# The CLI's addresses (cli/README.md, \"Profiles\"):"
+for s in "${ALL_SERVICES[@]}"; do echo "#   npx platform config set ${s}_url $(public_url "$s") --profile <profile>"; done
 echo "# First platform administrator (once, as yourself, with your Google credentials; docs/deploying.md):"
 echo "#   $(quote GOOGLE_CLOUD_PROJECT="$PROJECT_ID" ${COLLECTION_PREFIX:+COLLECTION_PREFIX="$COLLECTION_PREFIX"} AUDIT_HMAC_ACTIVE_KEY="$AUDIT_HMAC_ACTIVE_KEY") AUDIT_HMAC_KEYS=\"\$($(quote gcloud secrets versions access latest --secret="$AUDIT_KEY_SECRET" "${G[@]}"))\" npm run bootstrap-admin -- --email <e-mail>"
 $DRY_RUN && echo "# dry run complete: nothing was changed" || echo "# deployed"

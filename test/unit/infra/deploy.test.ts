@@ -320,7 +320,10 @@ describe('one browser host', () => {
     expect(config.publicOrigins).toEqual([host])
     expect(plan.stdout).toContain(`# OIDC redirect URI to register at the identity provider: ${host}/admin/api/v1/auth/callback`)
     expect(plan.stdout).toContain(`# Browser host: ${host} (the client's address: TRUSTED_PROXY_HOPS=1)`)
-    for (const s of ADDRESSED) expect(plan.stdout).toContain(`# ${s.name}: ${host}/${s.fn}/api/v1 (docs: ${host}/${s.fn}/docs`)
+    for (const s of ADDRESSED) {
+      expect(plan.stdout).toContain(`# ${s.name}: ${host}/${s.fn}/api/v1 (docs: ${host}/${s.fn}/docs`)
+      expect(plan.stdout).toContain(`#   npx platform config set ${s.name}_url ${host}/${s.fn} --profile <profile>`)
+    }
     // No address handed to a person is a run.app one, and nothing is made for a load balancer.
     expect(plan.stdout.split('\n').filter((l) => l.startsWith('# ') && /run\.app|<url of/.test(l) && !l.includes(':= gcloud'))).toEqual([])
     expect(plan.commands.filter((c) => c.startsWith('gcloud compute '))).toEqual([])
