@@ -110,7 +110,6 @@ PUSH_SA="$PUSH_SA_NAME@$PROJECT_ID.iam.gserviceaccount.com"
 # Function names are lowercase with hyphens (Cloud Functions gen2); entry points keep the code's names.
 fn_name() { printf '%s%s' "$FUNCTION_PREFIX" "$(printf '%s' "$1" | sed -E 's/([a-z0-9])([A-Z])/\1-\2/g; s/_/-/g' | tr '[:upper:]' '[:lower:]')"; }
 
-
 # ---------------------------------------------------------------------------------------------
 # Preflight
 # ---------------------------------------------------------------------------------------------
@@ -184,7 +183,8 @@ ENV_ARGS=(
   --set "BATCH_REGION=$BATCH_REGION"
   --set "STORAGE_BACKEND=gcs"
   --set "AUDIT_HMAC_ACTIVE_KEY=$AUDIT_HMAC_ACTIVE_KEY"
-  # The platform acts as these everywhere: no project may bind one as its service account (docs/tenancy.md).
+  # The platform's own identities, which act for every project or build it: no project may bind
+  # one as its service account (docs/tenancy.md).
   --set "PLATFORM_SERVICE_ACCOUNTS=$RUNTIME_SA,$PUSH_SA,$BUILD_SA"
   --set "TRUSTED_PROXY_HOPS=$TRUSTED_PROXY_HOPS"
   --secret AUDIT_HMAC_KEYS
@@ -279,9 +279,9 @@ run_q gcloud iam service-accounts add-iam-policy-binding "$BATCH_SA" "${G[@]}" -
 run_q gcloud iam service-accounts add-iam-policy-binding "$BATCH_SA" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/iam.serviceAccountTokenCreator
 # Pub/Sub mints the OIDC tokens of push deliveries as the push account.
 run_q gcloud iam service-accounts add-iam-policy-binding "$PUSH_SA" "${G[@]}" --member="serviceAccount:$PUBSUB_AGENT" --role=roles/iam.serviceAccountTokenCreator
-# The build account builds the functions' images: "Cloud Build Service Account" (logs, the uploaded
-# source, Artifact Registry), what Google's "Custom service account for Cloud Build" page grants.
-# New projects no longer give it to the default build account.
+# The build account builds the functions' images: "Cloud Build Service Account" (build logs, the
+# uploaded source, Artifact Registry), the role Google's "Custom service account for Cloud Build"
+# page has one add to the default build account, which new projects no longer give it.
 project_role "$BUILD_SA" roles/cloudbuild.builds.builder
 for secret in "${SECRET_NAMES[@]}"; do
   run_q gcloud secrets add-iam-policy-binding "$secret" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/secretmanager.secretAccessor
