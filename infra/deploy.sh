@@ -2,9 +2,9 @@
 # Deploys the platform to one Google Cloud project: APIs, service accounts and their roles,
 # Firestore (database, rules, indexes), buckets, Pub/Sub topics and push subscriptions, one Cloud
 # Function (gen2) per HTTP service of functions/services.ts, the orchestrator functions of
-# orchestrator/functions.ts, the reconciler's Cloud Scheduler job and the variant ingestion's Cloud
-# Workflows workflow (infra/workflows/ingestion.yaml). Safe to run again: what
-# exists is updated or left alone.
+# orchestrator/functions.ts, the reconciler's Cloud Scheduler job, the variant ingestion's Cloud
+# Workflows workflow (infra/workflows/ingestion.yaml) and, with BROWSER_DOMAIN, the load balancer
+# of the one browser host (docs/deploying.md). Safe to run again: what exists is updated or left alone.
 #
 #   PROJECT_ID=my-lab-prod bash infra/deploy.sh [--config infra/deploy.env] [--dry-run]
 #
@@ -23,10 +23,9 @@ usage() {
   echo "  -h, --help       this text"
 }
 
-die() {
-  echo "deploy: $*" >&2
-  exit 1
-}
+SCRIPT=deploy
+# shellcheck source=infra/lib.sh
+. "$REPO/infra/lib.sh"
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -84,7 +83,21 @@ FUNCTION_CPU=${FUNCTION_CPU:-1}
 FUNCTION_CONCURRENCY=${FUNCTION_CONCURRENCY:-40}
 FUNCTION_MIN_INSTANCES=${FUNCTION_MIN_INSTANCES:-0}
 FUNCTION_MAX_INSTANCES=${FUNCTION_MAX_INSTANCES:-20}
-RUNTIME=nodejs20
+# Where browsers (and the CLI) reach every HTTP service: one host, so that the admin service's
+# platform_session cookie reaches them all (docs/deploying.md, "The browser host"). Unset: the
+# functions' shared https://REGION-PROJECT.cloudfunctions.net host; set: an external Application
+# Load Balancer on this domain, made by this deploy, in front of them all.
+BROWSER_DOMAIN=${BROWSER_DOMAIN:-}
+LB_NAME=${LB_NAME:-platform-browser}
+[[ -z "$BROWSER_DOMAIN" || "$BROWSER_DOMAIN" =~ ^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$ ]] ||
+  die "BROWSER_DOMAIN '$BROWSER_DOMAIN' is not a domain name (lowercase, no scheme, no path: platform.lab.example)"
+[[ -z "$BUILD_SERVICE_ACCOUNT" || "$BUILD_SERVICE_ACCOUNT" =~ ^[a-z0-9][a-z0-9-]*@[a-z0-9.-]+\.gserviceaccount\.com$ ]] ||
+  die "BUILD_SERVICE_ACCOUNT '$BUILD_SERVICE_ACCOUNT' is not a service account e-mail"
+[[ "$LB_NAME" =~ ^[a-z]([a-z0-9-]{0,40}[a-z0-9])?$ ]] || die "LB_NAME '$LB_NAME' is not a Compute Engine resource name prefix"
+# The Node.js runtime of every function: package.json "config.functionsRuntime", its one place
+# (test/unit/infra/runtime.test.ts checks that Google supports it and that "engines" agrees).
+RUNTIME=$(node -p 'require(process.argv[1]).config.functionsRuntime' "$REPO/package.json")
+[[ "$RUNTIME" =~ ^nodejs[0-9]+$ ]] || die "package.json config.functionsRuntime '$RUNTIME' is not a Cloud Functions Node.js runtime id"
 [[ "$AUDIT_KEY_SECRET" =~ ^[A-Za-z0-9_-]{1,255}$ ]] || die "AUDIT_KEY_SECRET '$AUDIT_KEY_SECRET' is not a Secret Manager secret id"
 [[ "$AUDIT_HMAC_ACTIVE_KEY" =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ ]] || die "AUDIT_HMAC_ACTIVE_KEY '$AUDIT_HMAC_ACTIVE_KEY' is not a key id (letters, digits, '.', '_' and '-')"
 # Only the default database: lib/db.ts opens no other.
@@ -96,73 +109,6 @@ PUSH_SA="$PUSH_SA_NAME@$PROJECT_ID.iam.gserviceaccount.com"
 
 # Function names are lowercase with hyphens (Cloud Functions gen2); entry points keep the code's names.
 fn_name() { printf '%s%s' "$FUNCTION_PREFIX" "$(printf '%s' "$1" | sed -E 's/([a-z0-9])([A-Z])/\1-\2/g; s/_/-/g' | tr '[:upper:]' '[:lower:]')"; }
-
-# gcloud must never wait for an answer: CI has no stdin.
-export CLOUDSDK_CORE_DISABLE_PROMPTS=1
-
-# ---------------------------------------------------------------------------------------------
-# Running, or printing under --dry-run
-# ---------------------------------------------------------------------------------------------
-quote() {
-  local out=() a
-  for a in "$@"; do
-    if [[ "$a" =~ ^[A-Za-z0-9_@%+=:,./-]+$ ]]; then out+=("$a"); else out+=("'${a//\'/\'\\\'\'}'"); fi
-  done
-  printf '%s\n' "${out[*]}"
-}
-
-# Runs a command that changes something.
-run() {
-  if $DRY_RUN; then quote "$@"; else "$@"; fi
-}
-
-# The same, for commands that echo the whole resulting policy: only the plan line is worth showing.
-run_q() {
-  if $DRY_RUN; then quote "$@"; else "$@" >/dev/null; fi
-}
-
-# A read-only probe ("does it exist?"). Under --dry-run it is printed and answers "no", so that the
-# plan shows every create.
-exists() {
-  if $DRY_RUN; then
-    printf '# if missing: '
-    quote "$@"
-    return 1
-  fi
-  "$@" >/dev/null 2>&1
-}
-
-# A read-only command whose output the deploy needs; under --dry-run a placeholder stands for it.
-capture() {
-  local placeholder=$1
-  shift
-  if $DRY_RUN; then
-    printf '# %s := ' "$placeholder" >&2
-    quote "$@" >&2
-    printf '<%s>' "$placeholder"
-  else
-    "$@"
-  fi
-}
-
-# Runs a create that may find its object already there (and so is done).
-run_create() {
-  if $DRY_RUN; then
-    quote "$@"
-    return 0
-  fi
-  local err
-  if ! err=$("$@" 2>&1 >/dev/null); then
-    if grep -qiE 'already exists|ALREADY_EXISTS' <<<"$err"; then
-      echo "  (already there)"
-    else
-      echo "$err" >&2
-      return 1
-    fi
-  fi
-}
-
-step() { echo "# == $* =="; }
 
 # ---------------------------------------------------------------------------------------------
 # Preflight
@@ -193,8 +139,38 @@ mapfile -t WORKFLOW_STEPS < <(awk '$1 == "orchestrator" && $3 == "workflow-step"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/platform-deploy.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-# The functions' environment: the operator's file, the values this deploy decides, and a check
-# by lib/config.ts. Secrets come from Secret Manager, never from the file.
+G=(--project="$PROJECT_ID")
+PROJECT_NUMBER=$(capture PROJECT_NUMBER gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)')
+PUBSUB_AGENT="service-$PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com"
+# The account Cloud Build builds the functions as: the operator's, or the project's Compute Engine
+# default service account, the default build account of new projects since Google's change of
+# mid-2024 (docs/deploying.md, "The build account"). Named on every deploy, so the build never runs
+# as whichever default the organization's settings pick.
+BUILD_SA=${BUILD_SERVICE_ACCOUNT:-$PROJECT_NUMBER-compute@developer.gserviceaccount.com}
+
+# The browser host and the depth of the client's address behind it: Google's front end appends the
+# client's address to X-Forwarded-For (1); an external Application Load Balancer appends the
+# client's and its own (2). lib/request-log.ts clientIp reads the entry that many places from the right.
+if [ -n "$BROWSER_DOMAIN" ]; then
+  BROWSER_BASE="https://$BROWSER_DOMAIN"
+  TRUSTED_PROXY_HOPS=2
+  # Only through the load balancer: a request straight to the function would carry an address the client chose.
+  SERVICE_INGRESS=internal-and-gclb
+else
+  BROWSER_BASE="https://$REGION-$PROJECT_ID.cloudfunctions.net"
+  TRUSTED_PROXY_HOPS=1
+  SERVICE_INGRESS=all
+fi
+# Every service of the registry (not only those deployed now) has its address on the browser host:
+# <BROWSER_BASE>/<function name>, where the shared host, like the load balancer, hands the request on
+# without that first path segment.
+mapfile -t ALL_SERVICES < <(awk '$1 == "service" { print $2 }' <<<"$FUNCTION_LIST")
+public_url() { printf '%s/%s' "$BROWSER_BASE" "$(fn_name "$1")"; }
+# ADMIN_PUBLIC_URL, VARIANT_CACHE_PUBLIC_URL, ...: lib/config.ts publicUrlSetting.
+url_setting() { printf '%s_PUBLIC_URL' "$(printf '%s' "$1" | tr '[:lower:]-' '[:upper:]_')"; }
+
+# The functions' environment, the same for every function: the operator's file, the values this
+# deploy decides, and a check by lib/config.ts. Secrets come from Secret Manager, never from the file.
 ENV_ARGS=(
   --set "GOOGLE_CLOUD_PROJECT=$PROJECT_ID"
   --set "TOPIC_RUN_REQUESTED=$TOPIC_RUN_REQUESTED"
@@ -207,15 +183,14 @@ ENV_ARGS=(
   --set "BATCH_REGION=$BATCH_REGION"
   --set "STORAGE_BACKEND=gcs"
   --set "AUDIT_HMAC_ACTIVE_KEY=$AUDIT_HMAC_ACTIVE_KEY"
-  # The platform acts as these everywhere: no project may bind one as its service account (docs/tenancy.md).
-  --set "PLATFORM_SERVICE_ACCOUNTS=$RUNTIME_SA,$PUSH_SA${BUILD_SERVICE_ACCOUNT:+,$BUILD_SERVICE_ACCOUNT}"
+  # The platform's own identities, which act for every project or build it: no project may bind
+  # one as its service account (docs/tenancy.md).
+  --set "PLATFORM_SERVICE_ACCOUNTS=$RUNTIME_SA,$PUSH_SA,$BUILD_SA"
+  --set "TRUSTED_PROXY_HOPS=$TRUSTED_PROXY_HOPS"
   --secret AUDIT_HMAC_KEYS
   --default "LOG_LEVEL=info"
 )
-for s in "${SERVICE_NAMES[@]}"; do
-  if [ "$s" = admin ]; then ENV_ARGS+=(--default "ADMIN_PUBLIC_URL=https://$REGION-$PROJECT_ID.cloudfunctions.net/$(fn_name admin)"); fi
-  if [ "$s" = reports ]; then ENV_ARGS+=(--default "REPORTS_PUBLIC_URL=https://$REGION-$PROJECT_ID.cloudfunctions.net/$(fn_name reports)"); fi
-done
+for s in "${ALL_SERVICES[@]}"; do ENV_ARGS+=(--set "$(url_setting "$s")=$(public_url "$s")"); done
 # The audit key ring comes from its own secret (created below when missing); `latest` is read as
 # each instance starts, so a key added to the ring reaches every instance with the next deploy.
 SECRET_NAMES=("$AUDIT_KEY_SECRET")
@@ -245,8 +220,6 @@ echo "# Orchestrator functions: $(awk '$1 == "orchestrator" { printf "%s ", $2 }
 echo "# Functions environment ($ENV_YAML):"
 sed 's/^/#   /' "$ENV_YAML"
 
-G=(--project="$PROJECT_ID")
-
 # ---------------------------------------------------------------------------------------------
 step "APIs"
 # ---------------------------------------------------------------------------------------------
@@ -255,9 +228,6 @@ run gcloud services enable "${G[@]}" \
   firestore.googleapis.com firebaserules.googleapis.com pubsub.googleapis.com batch.googleapis.com \
   compute.googleapis.com logging.googleapis.com iam.googleapis.com iamcredentials.googleapis.com \
   cloudscheduler.googleapis.com secretmanager.googleapis.com storage.googleapis.com workflows.googleapis.com
-
-PROJECT_NUMBER=$(capture PROJECT_NUMBER gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)')
-PUBSUB_AGENT="service-$PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com"
 
 # ---------------------------------------------------------------------------------------------
 step "Audit key"
@@ -309,10 +279,10 @@ run_q gcloud iam service-accounts add-iam-policy-binding "$BATCH_SA" "${G[@]}" -
 run_q gcloud iam service-accounts add-iam-policy-binding "$BATCH_SA" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/iam.serviceAccountTokenCreator
 # Pub/Sub mints the OIDC tokens of push deliveries as the push account.
 run_q gcloud iam service-accounts add-iam-policy-binding "$PUSH_SA" "${G[@]}" --member="serviceAccount:$PUBSUB_AGENT" --role=roles/iam.serviceAccountTokenCreator
-# The functions deploy and run as these accounts only if the build can use them.
-if [ -n "$BUILD_SERVICE_ACCOUNT" ]; then
-  run_q gcloud iam service-accounts add-iam-policy-binding "$RUNTIME_SA" "${G[@]}" --member="serviceAccount:$BUILD_SERVICE_ACCOUNT" --role=roles/iam.serviceAccountUser
-fi
+# The build account builds the functions' images: "Cloud Build Service Account" (build logs, the
+# uploaded source, Artifact Registry), the role Google's "Custom service account for Cloud Build"
+# page has one add to the default build account, which new projects no longer give it.
+project_role "$BUILD_SA" roles/cloudbuild.builds.builder
 for secret in "${SECRET_NAMES[@]}"; do
   run_q gcloud secrets add-iam-policy-binding "$secret" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/secretmanager.secretAccessor
 done
@@ -376,6 +346,12 @@ for bucket in $BUCKETS; do
   run_q gcloud storage buckets add-iam-policy-binding "gs://$bucket" "${G[@]}" --member="serviceAccount:$BATCH_SA" --role=roles/storage.objectAdmin
   run_q gcloud storage buckets add-iam-policy-binding "gs://$bucket" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/storage.objectViewer
 done
+# Every run reads the shared reference data (SHARED_REFERENCE_BUCKETS of the functions' environment).
+SHARED_BUCKETS=$(sed -n 's/^SHARED_REFERENCE_BUCKETS: "\(.*\)"$/\1/p' "$ENV_YAML")
+for shared in ${SHARED_BUCKETS//,/ }; do
+  run_q gcloud storage buckets add-iam-policy-binding "gs://$shared" "${G[@]}" --member="serviceAccount:$BATCH_SA" --role=roles/storage.objectViewer
+done
+# A project added later: infra/add-project.sh grants the same for its bucket and runner (docs/deploying.md).
 
 # ---------------------------------------------------------------------------------------------
 step "Pub/Sub topics"
@@ -401,8 +377,7 @@ SOURCE="$WORK/source"
 run bash "$REPO/infra/stage-source.sh" "$SOURCE"
 
 COMMON_DEPLOY=(--gen2 --region="$REGION" "${G[@]}" --runtime="$RUNTIME" --source="$SOURCE" --service-account="$RUNTIME_SA" --env-vars-file="$ENV_YAML")
-COMMON_DEPLOY+=(--set-secrets="$ALL_SECRETS")
-if [ -n "$BUILD_SERVICE_ACCOUNT" ]; then COMMON_DEPLOY+=(--build-service-account="projects/$PROJECT_ID/serviceAccounts/$BUILD_SERVICE_ACCOUNT"); fi
+COMMON_DEPLOY+=(--set-secrets="$ALL_SECRETS" --build-service-account="projects/$PROJECT_ID/serviceAccounts/$BUILD_SA")
 
 function_url() {
   capture "url of $1" gcloud functions describe "$1" --gen2 --region="$REGION" "${G[@]}" --format='value(serviceConfig.uri)'
@@ -412,12 +387,80 @@ function_url() {
 step "HTTP services"
 # ---------------------------------------------------------------------------------------------
 # Public at the network level: each service authenticates every /api/v1 request itself
-# (Bearer token or session), as the API specifies.
+# (Bearer token or session), as the API specifies. Behind a load balancer (BROWSER_DOMAIN), reached
+# through it only.
 for s in "${SERVICE_NAMES[@]}"; do
   run gcloud functions deploy "$(fn_name "$s")" "${COMMON_DEPLOY[@]}" --entry-point="$s" --trigger-http --allow-unauthenticated \
+    --ingress-settings="$SERVICE_INGRESS" \
     --memory="$FUNCTION_MEMORY" --cpu="$FUNCTION_CPU" --concurrency="$FUNCTION_CONCURRENCY" \
     --min-instances="$FUNCTION_MIN_INSTANCES" --max-instances="$FUNCTION_MAX_INSTANCES" --timeout=60s
 done
+
+# ---------------------------------------------------------------------------------------------
+step "Browser host"
+# ---------------------------------------------------------------------------------------------
+# With BROWSER_DOMAIN: a global external Application Load Balancer on that domain, with a
+# Google-managed certificate, one serverless network endpoint group and backend service per HTTP
+# service, and a URL map that sends https://DOMAIN/<function>/... to the function without its first
+# path segment, as the shared cloudfunctions.net host does; plain http is redirected to https.
+# Without it, the shared host needs nothing made.
+LB_ADDRESS=
+if [ -n "$BROWSER_DOMAIN" ]; then
+  GL=(--global "${G[@]}")
+  exists gcloud compute addresses describe "$LB_NAME-ip" "${GL[@]}" || run gcloud compute addresses create "$LB_NAME-ip" "${GL[@]}" --ip-version=IPV4
+  LB_ADDRESS=$(capture "address of $LB_NAME-ip" gcloud compute addresses describe "$LB_NAME-ip" "${GL[@]}" --format='value(address)')
+  exists gcloud compute ssl-certificates describe "$LB_NAME-cert" "${GL[@]}" ||
+    run gcloud compute ssl-certificates create "$LB_NAME-cert" "${GL[@]}" --domains="$BROWSER_DOMAIN"
+  BACKENDS="https://www.googleapis.com/compute/v1/projects/$PROJECT_ID/global/backendServices"
+  URL_MAP="$WORK/url-map.yaml"
+  {
+    echo "name: $LB_NAME"
+    echo "defaultService: $BACKENDS/$(fn_name admin)-backend"
+    echo "hostRules:"
+    echo "- hosts: ['$BROWSER_DOMAIN']"
+    echo "  pathMatcher: services"
+    echo "pathMatchers:"
+    echo "- name: services"
+    echo "  defaultService: $BACKENDS/$(fn_name admin)-backend"
+    echo "  routeRules:"
+  } >"$URL_MAP"
+  priority=0
+  for s in "${ALL_SERVICES[@]}"; do
+    name=$(fn_name "$s")
+    exists gcloud compute network-endpoint-groups describe "$name-neg" --region="$REGION" "${G[@]}" ||
+      run gcloud compute network-endpoint-groups create "$name-neg" --region="$REGION" "${G[@]}" --network-endpoint-type=serverless --cloud-function-name="$name"
+    if ! exists gcloud compute backend-services describe "$name-backend" "${GL[@]}"; then
+      run gcloud compute backend-services create "$name-backend" "${GL[@]}" --load-balancing-scheme=EXTERNAL_MANAGED
+      run_q gcloud compute backend-services add-backend "$name-backend" "${GL[@]}" --network-endpoint-group="$name-neg" --network-endpoint-group-region="$REGION"
+    fi
+    priority=$((priority + 1))
+    {
+      echo "  - priority: $priority"
+      echo "    matchRules:"
+      echo "    - prefixMatch: /$name/"
+      echo "    service: $BACKENDS/$name-backend"
+      echo "    routeAction:"
+      echo "      urlRewrite:"
+      echo "        pathPrefixRewrite: /"
+    } >>"$URL_MAP"
+  done
+  show_file "URL map $LB_NAME" "$URL_MAP"
+  run_q gcloud compute url-maps import "$LB_NAME" "${GL[@]}" --source="$URL_MAP" --quiet
+  exists gcloud compute target-https-proxies describe "$LB_NAME-https" "${GL[@]}" ||
+    run gcloud compute target-https-proxies create "$LB_NAME-https" "${GL[@]}" --url-map="$LB_NAME" --ssl-certificates="$LB_NAME-cert"
+  exists gcloud compute forwarding-rules describe "$LB_NAME-https" "${GL[@]}" ||
+    run gcloud compute forwarding-rules create "$LB_NAME-https" "${GL[@]}" --load-balancing-scheme=EXTERNAL_MANAGED \
+      --address="$LB_NAME-ip" --target-https-proxy="$LB_NAME-https" --ports=443
+  REDIRECT_MAP="$WORK/redirect-map.yaml"
+  printf 'name: %s\ndefaultUrlRedirect:\n  httpsRedirect: true\n  redirectResponseCode: MOVED_PERMANENTLY_DEFAULT\n' "$LB_NAME-redirect" >"$REDIRECT_MAP"
+  show_file "URL map $LB_NAME-redirect" "$REDIRECT_MAP"
+  run_q gcloud compute url-maps import "$LB_NAME-redirect" "${GL[@]}" --source="$REDIRECT_MAP" --quiet
+  exists gcloud compute target-http-proxies describe "$LB_NAME-http" "${GL[@]}" ||
+    run gcloud compute target-http-proxies create "$LB_NAME-http" "${GL[@]}" --url-map="$LB_NAME-redirect"
+  exists gcloud compute forwarding-rules describe "$LB_NAME-http" "${GL[@]}" ||
+    run gcloud compute forwarding-rules create "$LB_NAME-http" "${GL[@]}" --load-balancing-scheme=EXTERNAL_MANAGED \
+      --address="$LB_NAME-ip" --target-http-proxy="$LB_NAME-http" --ports=80
+fi
 
 # ---------------------------------------------------------------------------------------------
 step "Orchestrator functions"
@@ -491,7 +534,18 @@ run gcloud workflows deploy "$INGESTION_WORKFLOW" --location="$WORKFLOWS_REGION"
 # ---------------------------------------------------------------------------------------------
 step "Addresses"
 # ---------------------------------------------------------------------------------------------
+# Every address a person or the CLI uses is on the browser host; Pub/Sub, Cloud Scheduler and
+# Workflows call the orchestrator functions at their own run.app addresses (above).
+echo "# Browser host: $BROWSER_BASE (the client's address: TRUSTED_PROXY_HOPS=$TRUSTED_PROXY_HOPS)"
+if [ -n "$BROWSER_DOMAIN" ]; then
+  echo "# DNS: point $BROWSER_DOMAIN (an A record) at $LB_ADDRESS; its certificate becomes active once the name resolves there"
+fi
 for s in "${SERVICE_NAMES[@]}"; do
-  echo "# $s: $(function_url "$(fn_name "$s")")/api/v1 (docs: /docs, /redoc)"
+  echo "# $s: $(public_url "$s")/api/v1 (docs: $(public_url "$s")/docs, $(public_url "$s")/redoc)"
 done
+echo "# OIDC redirect URI to register at the identity provider: $(public_url admin)/api/v1/auth/callback"
+echo "# The CLI's addresses (cli/README.md, \"Profiles\"):"
+for s in "${ALL_SERVICES[@]}"; do echo "#   npx platform config set ${s}_url $(public_url "$s") --profile <profile>"; done
+echo "# First platform administrator (once, as yourself, with your Google credentials; docs/deploying.md):"
+echo "#   $(quote GOOGLE_CLOUD_PROJECT="$PROJECT_ID" ${COLLECTION_PREFIX:+COLLECTION_PREFIX="$COLLECTION_PREFIX"} AUDIT_HMAC_ACTIVE_KEY="$AUDIT_HMAC_ACTIVE_KEY") AUDIT_HMAC_KEYS=\"\$($(quote gcloud secrets versions access latest --secret="$AUDIT_KEY_SECRET" "${G[@]}"))\" npm run bootstrap-admin -- --email <e-mail>"
 $DRY_RUN && echo "# dry run complete: nothing was changed" || echo "# deployed"

@@ -50,8 +50,20 @@ const EnvSchema = z.object({
   /** What the CLI's logins ask the provider for: the access tokens they get must carry OIDC_AUDIENCE. */
   OIDC_CLI_SCOPE: z.string().trim().min(1).default('openid email profile offline_access'),
 
-  /** Public base address of the admin service, for the OIDC redirect URI and token audiences. */
+  /**
+   * Each HTTP service's public base address, as browsers and the CLI reach it (one setting per service
+   * of functions/services.ts, named by `publicUrlSetting`): the admin service's for the OIDC redirect
+   * URI and token audiences, the report service's for its pages, every service's for the addresses it
+   * hands out (pagination links, its OpenAPI document's server). In the cloud they all share one host
+   * (docs/deploying.md, "The browser host"); infra/deploy.sh sets them.
+   */
   ADMIN_PUBLIC_URL: z.url().optional(),
+  COMPUTE_PUBLIC_URL: z.url().optional(),
+  CLINICAL_PUBLIC_URL: z.url().optional(),
+  FILES_PUBLIC_URL: z.url().optional(),
+  VARIANT_CACHE_PUBLIC_URL: z.url().optional(),
+  REPORTS_PUBLIC_URL: z.url().optional(),
+  AUDIT_PUBLIC_URL: z.url().optional(),
   SESSION_TTL_SECONDS: z.coerce
     .number()
     .int()
@@ -69,9 +81,6 @@ const EnvSchema = z.object({
   LOCAL_SIGNING_ACCOUNT: z.email().optional(),
   /** Where signed storage addresses point: Cloud Storage by default, the local suite's storage server locally. */
   STORAGE_PUBLIC_URL: z.url().optional(),
-  FILES_PUBLIC_URL: z.url().optional(),
-  /** Public base address of the report service: its browser pages (sign-off, printable reports) and the addresses the API gives for them. */
-  REPORTS_PUBLIC_URL: z.url().optional(),
   /** Buckets of shared reference data (genomes, annotations) that any project's runs may read, comma-separated. */
   SHARED_REFERENCE_BUCKETS: z.string().default(''),
   /**
@@ -84,14 +93,15 @@ const EnvSchema = z.object({
   /**
    * The platform's own public origins (scheme://host[:port]), comma-separated: a state-changing
    * request authenticated by the platform_session cookie must come from one of them. The origins of
-   * ADMIN_PUBLIC_URL, FILES_PUBLIC_URL and REPORTS_PUBLIC_URL are always included.
+   * the services' public addresses (<SERVICE>_PUBLIC_URL) are always included.
    */
   PUBLIC_ORIGINS: z.string().default(''),
   /**
-   * Proxies in front of the services that append the client's address to X-Forwarded-For: 1
-   * behind Google's front end (Cloud Functions, a load balancer), 0 when clients connect directly
-   * (the local suite). The client's address is the entry that many places from the right; with 0
-   * the header is ignored, so a client cannot choose the address it is throttled and audited by.
+   * Addresses appended to X-Forwarded-For by the proxies in front of the services: 1 behind Google's
+   * front end (the cloudfunctions.net and run.app hosts), 2 behind an external Application Load
+   * Balancer (the client's and its own), 0 when clients connect directly (the local suite). The
+   * client's address is the entry that many places from the right; with 0 the header is ignored,
+   * so a client cannot choose the address it is throttled and audited by. infra/deploy.sh sets it.
    */
   TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(5).default(0),
 
@@ -108,6 +118,14 @@ const EnvSchema = z.object({
 })
 
 export type Env = z.infer<typeof EnvSchema>
+
+/** The setting of a service's public base address: `ADMIN_PUBLIC_URL` for `admin`, `VARIANT_CACHE_PUBLIC_URL` for `variant_cache`. */
+export const publicUrlSetting = (service: string) => `${service.toUpperCase().replaceAll('-', '_')}_PUBLIC_URL`
+
+/** The services whose public base address a setting names (test/unit/lib/config.test.ts checks the registry's are all here). */
+const PUBLIC_URL_SETTINGS = (Object.keys(EnvSchema.shape) as Array<keyof Env>).filter(
+  (key): key is keyof Env & `${string}_PUBLIC_URL` => key.endsWith('_PUBLIC_URL') && key !== 'STORAGE_PUBLIC_URL',
+)
 
 export interface Config {
   gcpProject: string
@@ -127,8 +145,13 @@ export interface Config {
     /** The CLI's logins: their own public client (else the platform's client) and the scope they ask for. */
     cli: { clientId?: string; scope: string }
   }
+  /**
+   * Each service's public base address, without a trailing slash, by service name (`variant_cache`),
+   * for those configured: `<SERVICE>_PUBLIC_URL`.
+   */
+  publicUrls: Readonly<Record<string, string>>
+  /** The admin service's (publicUrls.admin): every service sends browsers there to log in. */
   adminPublicUrl?: string
-  reportsPublicUrl?: string
   sessionTtlSeconds: number
   serviceTokenTtlSeconds: number
   batch: { backend: 'cloud' | 'local'; region: string; localWorkRoot?: string }
@@ -138,7 +161,6 @@ export interface Config {
     signingKeyFile?: string
     signingAccount?: string
     publicUrl?: string
-    filesPublicUrl?: string
     sharedBuckets: string[]
     /** PLATFORM_SERVICE_ACCOUNTS, lowercased: never a project's service account. */
     platformAccounts: string[]
@@ -155,11 +177,20 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
-function publicOrigins(e: Env): string[] {
+function publicUrls(e: Env): Record<string, string> {
+  return Object.fromEntries(
+    PUBLIC_URL_SETTINGS.flatMap((key) => {
+      const url = e[key]
+      return url ? [[key.slice(0, -'_PUBLIC_URL'.length).toLowerCase(), url.replace(/\/+$/, '')]] : []
+    }),
+  )
+}
+
+function publicOrigins(e: Env, services: Record<string, string>): string[] {
   const listed = e.PUBLIC_ORIGINS.split(',')
     .map((o) => o.trim())
     .filter(Boolean)
-  const origins = [...listed, e.ADMIN_PUBLIC_URL, e.FILES_PUBLIC_URL, e.REPORTS_PUBLIC_URL].flatMap((u) => {
+  const origins = [...listed, ...Object.values(services)].flatMap((u) => {
     if (!u) return []
     try {
       return [new URL(u).origin]
@@ -210,6 +241,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (algorithms.some((a) => a.toLowerCase() === 'none' || a.startsWith('HS'))) {
     throw new ConfigError('invalid configuration: OIDC_ALGORITHMS may list only asymmetric algorithms')
   }
+  const services = publicUrls(e)
   return {
     gcpProject: e.GOOGLE_CLOUD_PROJECT,
     firestoreEmulatorHost: e.FIRESTORE_EMULATOR_HOST,
@@ -232,8 +264,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             cli: { clientId: e.OIDC_CLI_CLIENT_ID, scope: e.OIDC_CLI_SCOPE },
           }
         : undefined,
-    adminPublicUrl: e.ADMIN_PUBLIC_URL,
-    reportsPublicUrl: e.REPORTS_PUBLIC_URL?.replace(/\/+$/, ''),
+    publicUrls: services,
+    adminPublicUrl: services.admin,
     sessionTtlSeconds: e.SESSION_TTL_SECONDS,
     serviceTokenTtlSeconds: e.SERVICE_TOKEN_TTL_SECONDS,
     batch: { backend: e.BATCH_BACKEND, region: e.BATCH_REGION, localWorkRoot: e.LOCAL_WORK_ROOT },
@@ -243,7 +275,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       signingKeyFile: e.LOCAL_SIGNING_KEY_FILE,
       signingAccount: e.LOCAL_SIGNING_ACCOUNT,
       publicUrl: e.STORAGE_PUBLIC_URL?.replace(/\/+$/, ''),
-      filesPublicUrl: e.FILES_PUBLIC_URL,
       sharedBuckets: e.SHARED_REFERENCE_BUCKETS.split(',')
         .map((b) => b.trim())
         .filter(Boolean),
@@ -252,7 +283,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         .filter(Boolean),
     },
     trustedProxyHops: e.TRUSTED_PROXY_HOPS,
-    publicOrigins: publicOrigins(e),
+    publicOrigins: publicOrigins(e, services),
     auditKeys: auditKeys(e),
     logLevel: e.LOG_LEVEL,
   }

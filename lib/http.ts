@@ -34,6 +34,12 @@ export type AppEnv<D extends KernelDeps = KernelDeps> = {
     deps: D
     /** The documents read for this request before its handler ran (`Prefetch`); dropped with the request. */
     reads: RequestReads
+    /**
+     * The service's public base address (its <SERVICE>_PUBLIC_URL), when configured: where browsers and
+     * the CLI reach it, which the request's own URL does not tell behind a front end that strips a path
+     * prefix (the shared cloudfunctions.net host strips the function's name). Addresses it hands out start with it.
+     */
+    publicBase: string | undefined
   }
 }
 
@@ -305,9 +311,10 @@ const HSTS = ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'
  * object is built, filled and sorted for every response. Served otherwise (`app.request` in tests),
  * they are added to the route's Response where it has none of its own.
  */
-function requestContext(config: KernelDeps['config']): MiddlewareHandler {
+function requestContext(config: KernelDeps['config'], publicBase: string | undefined): MiddlewareHandler {
   return async (c, next) => {
     kernelContext(c).set('reads', new RequestReads())
+    kernelContext(c).set('publicBase', publicBase)
     const headers = [['X-Request-ID', kernelContext(c).get('requestId')] as const, ...SECURITY_HEADERS, ...(isHttps(c, config) ? [HSTS] : [])]
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
     if (outgoing) {
@@ -367,7 +374,8 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     (opts.publicPaths ?? []).some((p) => (p.endsWith('*') ? path.startsWith(API_PREFIX + p.slice(0, -1)) : path === API_PREFIX + p))
 
   app.use('*', requestLogging(deps))
-  app.use('*', requestContext(deps.config))
+  const publicBase = deps.config.publicUrls[opts.name]
+  app.use('*', requestContext(deps.config, publicBase))
   // Limited before anything reads the body (chunked bodies are counted as they arrive), for the
   // methods the routes take a body with. A GET or HEAD has none (a Request never carries one), and
   // asking for it would build the whole Request; a method no route takes is a 404 that reads nothing.
@@ -414,10 +422,15 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   const documentConfig: Parameters<typeof app.getOpenAPI31Document>[0] = {
     openapi: '3.1.0',
     info: { title: opts.title, version: '1.0.0', description: opts.description },
-    // Relative to the document itself, so Swagger UI's "Try it out" calls the service that served it wherever
-    // that is: its own origin, the local suite's port, or its path on the shared Cloud Functions host
-    // (https://REGION-PROJECT.cloudfunctions.net/<function>/openapi.json), where '/' would name the host's root.
-    servers: [{ url: '.', description: 'The service that serves this document, at the address it is served from (its paths begin with /api/v1)' }],
+    // The service's public address where one is configured: behind the shared host the request's
+    // path has lost the function's name, so "/" would resolve to the host's root. Otherwise relative
+    // to the document itself ('.'), so Swagger UI's "Try it out" calls the service that served it
+    // wherever that is (the local suite's port, a test's app, a path on a host).
+    servers: [
+      publicBase
+        ? { url: publicBase, description: 'This service at its public address (its paths begin with /api/v1)' }
+        : { url: '.', description: 'The service that serves this document, at the address it is served from (its paths begin with /api/v1)' },
+    ],
     tags: (opts.tags ?? []).map((t) => ({ ...t })),
     security: [{ bearerAuth: [] }, { sessionCookie: [] }],
   }

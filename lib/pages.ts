@@ -107,7 +107,7 @@ export function loginUrl(config: Config, returnTo: string, fresh?: { prompt: 'lo
   return url.href
 }
 
-/** The service's own public base address: the configured one, else the request's origin (tests, a single host). */
-export function publicBase(c: Context, configured: string | undefined): string {
-  return (configured ?? new URL(c.req.url).origin).replace(/\/+$/, '')
+/** The service's own public base address: its configured one (`publicBase`, lib/http.ts), else the request's origin (tests, a single host). */
+export function publicBase(c: Context): string {
+  return (c as unknown as Context<AppEnv>).get('publicBase') ?? new URL(c.req.url).origin
 }

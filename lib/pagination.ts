@@ -2,6 +2,7 @@ import { FieldPath, Timestamp, type DocumentSnapshot, type Query } from '@google
 import type { Context } from 'hono'
 import { z } from '@hono/zod-openapi'
 import { badRequest } from './errors.js'
+import type { AppEnv } from './http.js'
 import { sha256 } from './ids.js'
 
 /**
@@ -125,13 +126,19 @@ function decodeToken(token: string): Cursor {
   }
 }
 
-/** Sets X-Next-Page-Token and the Link header, and returns the items as the JSON array body. */
+/**
+ * Sets X-Next-Page-Token and the Link header, and returns the items as the JSON array body. The
+ * link starts with the service's public base address where one is configured (`publicBase`, lib/http.ts):
+ * the request's path has lost the prefix a front end strips (the function's name on the shared
+ * cloudfunctions.net host), so a link relative to the host's root would reach another service.
+ */
 export function pageResponse<T>(c: Context, page: Page<T>, status: 200 = 200) {
   if (page.nextPageToken) {
     const url = new URL(c.req.url)
     url.searchParams.set('page_token', page.nextPageToken)
+    const base = (c as unknown as Context<AppEnv>).get('publicBase') ?? ''
     c.header('X-Next-Page-Token', page.nextPageToken)
-    c.header('Link', `<${url.pathname}${url.search}>; rel="next"`)
+    c.header('Link', `<${base}${url.pathname}${url.search}>; rel="next"`)
   }
   return c.json(page.items, status)
 }

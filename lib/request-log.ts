@@ -31,8 +31,9 @@ export function requestScope(req: { header(name: string): string | undefined }, 
 const incomingOf = (c: Context) => (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
 
 /**
- * The client's address. With TRUSTED_PROXY_HOPS=n (1 behind Google's front end), the n-th
- * X-Forwarded-For entry from the right: what the trusted proxies saw. With 0 (the local suite),
+ * The client's address. With TRUSTED_PROXY_HOPS=n (1 behind Google's front end, 2 behind an
+ * external Application Load Balancer: infra/deploy.sh sets it for the browser host it configures),
+ * the n-th X-Forwarded-For entry from the right: what the trusted proxies saw. With 0 (the local suite),
  * the socket's peer, and the header is ignored, so a client cannot choose the address it is
  * throttled, logged and audited by. Anything that is not an IP address is not recorded.
  */

@@ -18,7 +18,8 @@ export const admin = defineService<AdminDeps>({
   projectScoped: false,
   // The login flows and the service-user token exchange.
   publicPaths: ['/auth/*', '/oauth/token'],
-  collections: ['org_members', 'project_members', 'login_states', 'resource_claims'],
+  // platform_bootstrap: the marker of the first platform administrator (domain/tenancy/bootstrap.ts).
+  collections: ['org_members', 'project_members', 'login_states', 'resource_claims', 'platform_bootstrap'],
   tags: [
     {
       name: 'auth',

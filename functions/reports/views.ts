@@ -51,7 +51,7 @@ export async function loadReport(c: Context<ReportsEnv>, id: string): Promise<Re
   return report
 }
 
-export const reportBase = (c: Context<ReportsEnv>) => publicBase(c, c.get('deps').config.reportsPublicUrl)
+export const reportBase = (c: Context<ReportsEnv>) => publicBase(c)
 
 /** Reports as the API shows them, with what this caller may do with each now (which depends on its order: one read for all). */
 export async function toReports(c: Context<ReportsEnv>, records: ReportRecord[]): Promise<Array<z.infer<typeof Report>>> {

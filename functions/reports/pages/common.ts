@@ -19,7 +19,7 @@ export const pagesHeaders: MiddlewareHandler<ReportsEnv> = (c, next) => {
   return headers(c, next)
 }
 
-export const baseOf = (c: Context<ReportsEnv>) => publicBase(c, c.get('deps').config.reportsPublicUrl)
+export const baseOf = (c: Context<ReportsEnv>) => publicBase(c)
 
 export interface PageCaller extends PageSession {
   report: ReportRecord

@@ -1,20 +1,14 @@
-import { execFile } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SERVICES } from '../../../functions/services.js'
-import { loadConfig } from '../../../lib/config.js'
+import { loadConfig, publicUrlSetting } from '../../../lib/config.js'
 import { ORCHESTRATOR_FUNCTIONS } from '../../../orchestrator/functions.js'
 import { INGESTION_STEPS } from '../../../domain/variants/ingestions.js'
 import { parse as parseYaml } from 'yaml'
+import { planner, REPO, type Outcome } from './plan.js'
 
-/**
- * infra/deploy.sh --dry-run, run as an operator would, with sample settings. gcloud and curl are
- * replaced on PATH by tripwires that record any call: a dry run must not touch the cloud.
- */
-const REPO = fileURLToPath(new URL('../../../', import.meta.url))
+/** infra/deploy.sh --dry-run, run as an operator would, with sample settings (see ./plan.ts). */
 const PROJECT = 'acme-genomics-prod'
 const REGION = 'europe-west4'
 const INDEXES = (JSON.parse(readFileSync(join(REPO, 'firestore.indexes.json'), 'utf8')) as { indexes: unknown[] }).indexes
@@ -22,41 +16,13 @@ const PUSH_SA = `platform-push@${PROJECT}.iam.gserviceaccount.com`
 const TOPICS = loadConfig({}).topics
 const PUSHED = ORCHESTRATOR_FUNCTIONS.flatMap((f) => (f.kind === 'cloudevent' ? [{ entry: f.name, topic: f.topic(loadConfig({})) }] : []))
 const SCHEDULED = ORCHESTRATOR_FUNCTIONS.filter((f) => f.kind === 'http').map((f) => f.name)
+/** The one place the functions' runtime is named (test/unit/infra/runtime.test.ts checks it). */
+const RUNTIME = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { config: { functionsRuntime: string } }).config.functionsRuntime
+const DEFAULT_BUILD_SA = '<PROJECT_NUMBER>-compute@developer.gserviceaccount.com'
 
-let scratch: string
-let tripwireLog: string
-
-interface Outcome {
-  code: number
-  stdout: string
-  stderr: string
-  /** The printed commands (comments left out). */
-  commands: string[]
-}
-
-function envFile(name: string, text: string) {
-  const path = join(scratch, name)
-  writeFileSync(path, text)
-  return path
-}
-
-function dryRun(env: Record<string, string>): Promise<Outcome> {
-  return new Promise((resolve) => {
-    execFile(
-      'bash',
-      [join(REPO, 'infra/deploy.sh'), '--dry-run'],
-      {
-        cwd: REPO,
-        env: { PATH: `${join(scratch, 'bin')}:${process.env.PATH}`, HOME: process.env.HOME ?? scratch, TMPDIR: scratch, ...env },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-        resolve({ code, stdout, stderr, commands: stdout.split('\n').filter((l) => l && !l.startsWith('#')) })
-      },
-    )
-  })
-}
+const plans = planner()
+const envFile = plans.file
+const dryRun = (env: Record<string, string>) => plans.dryRun('deploy.sh', env)
 
 /** The Cloud Functions name of an entry point: lowercase, words joined by hyphens. */
 const functionName = (entry: string) =>
@@ -69,6 +35,33 @@ function one(commands: string[], prefix: string): string {
   const found = commands.filter((c) => c.startsWith(prefix))
   expect(found, `one command starting with "${prefix}"`).toHaveLength(1)
   return found[0]!
+}
+
+/** The functions' environment the plan prints (`#   KEY: "value"` under "# Functions environment"): the same for every function. */
+function envOf(out: Outcome): Record<string, string> {
+  const lines = out.stdout.split('\n')
+  const start = lines.findIndex((l) => l.startsWith('# Functions environment'))
+  expect(start, 'the plan prints the functions environment').toBeGreaterThanOrEqual(0)
+  const env: Record<string, string> = {}
+  for (const line of lines.slice(start + 1)) {
+    const m = /^# {3}([A-Z][A-Z0-9_]*): (".*")$/.exec(line)
+    if (!m) break
+    env[m[1]!] = JSON.parse(m[2]!) as string
+  }
+  return env
+}
+
+/** A file the plan shows as comments (`# <title> (<path>):` then `#   <line>`), parsed as YAML. */
+function shownFile(out: Outcome, title: string): unknown {
+  const lines = out.stdout.split('\n')
+  const start = lines.findIndex((l) => l.startsWith(`# ${title} (`))
+  expect(start, `the plan shows ${title}`).toBeGreaterThanOrEqual(0)
+  const body: string[] = []
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith('#   ')) break
+    body.push(line.slice(4))
+  }
+  return parseYaml(body.join('\n'))
 }
 
 const SAMPLE = () => ({
@@ -85,26 +78,16 @@ const SAMPLE = () => ({
 let plan: Outcome
 
 beforeAll(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'infra-test-'))
-  tripwireLog = join(scratch, 'tripwire.log')
-  mkdirSync(join(scratch, 'bin'))
-  for (const tool of ['gcloud', 'curl']) {
-    const path = join(scratch, 'bin', tool)
-    writeFileSync(path, `#!/bin/sh\necho "${tool} $*" >> '${tripwireLog}'\nexit 97\n`)
-    chmodSync(path, 0o755)
-  }
   plan = await dryRun(SAMPLE())
 }, 90_000)
 
-afterAll(() => {
-  if (scratch) rmSync(scratch, { recursive: true, force: true })
-})
+afterAll(() => plans.remove())
 
 describe('infra/deploy.sh --dry-run', () => {
   it('completes without calling gcloud or curl', () => {
     expect(plan.stderr).not.toMatch(/^deploy: /m)
     expect(plan.code).toBe(0)
-    expect(existsSync(tripwireLog) ? readFileSync(tripwireLog, 'utf8') : '').toBe('')
+    expect(plans.calls()).toBe('')
     expect(plan.stdout).toContain('# dry run complete: nothing was changed')
   })
 
@@ -124,7 +107,7 @@ describe('infra/deploy.sh --dry-run', () => {
       for (const flag of [
         '--gen2',
         `--entry-point=${name}`,
-        '--runtime=nodejs20',
+        `--runtime=${RUNTIME}`,
         `--region=${REGION}`,
         '--trigger-http',
         '--allow-unauthenticated',
@@ -143,7 +126,7 @@ describe('infra/deploy.sh --dry-run', () => {
       const name = functionName(entry)
       const deploy = one(plan.commands, `gcloud functions deploy ${name} `)
       expect(deploy.split(' ')).toEqual(
-        expect.arrayContaining(['--gen2', `--entry-point=${entry}`, '--no-allow-unauthenticated', '--runtime=nodejs20']),
+        expect.arrayContaining(['--gen2', `--entry-point=${entry}`, '--no-allow-unauthenticated', `--runtime=${RUNTIME}`]),
       )
       expect(one(plan.commands, `gcloud functions add-invoker-policy-binding ${name} `)).toContain(`--member=serviceAccount:${PUSH_SA}`)
     }
@@ -225,7 +208,7 @@ describe('infra/deploy.sh --dry-run', () => {
 
   it("names the platform's own identities, which no project may bind as its service account", () => {
     expect(plan.stdout).toContain(
-      `#   PLATFORM_SERVICE_ACCOUNTS: "platform-functions@${PROJECT}.iam.gserviceaccount.com,platform-push@${PROJECT}.iam.gserviceaccount.com"`,
+      `#   PLATFORM_SERVICE_ACCOUNTS: "platform-functions@${PROJECT}.iam.gserviceaccount.com,platform-push@${PROJECT}.iam.gserviceaccount.com,${DEFAULT_BUILD_SA}"`,
     )
   })
 
@@ -272,12 +255,161 @@ describe('infra/deploy.sh --dry-run', () => {
     }
   })
 
+  it('lets the default runner read the shared reference buckets of the functions environment', async () => {
+    const out = await dryRun({
+      ...SAMPLE(),
+      FUNCTIONS_ENV_FILE: envFile('shared.env', 'SHARED_REFERENCE_BUCKETS=acme-references,gnomad-mirror\n'),
+    })
+    expect(out.code).toBe(0)
+    for (const shared of ['acme-references', 'gnomad-mirror']) {
+      expect(out.commands).toContain(
+        `gcloud storage buckets add-iam-policy-binding gs://${shared} --project=${PROJECT} --member=serviceAccount:platform-batch@${PROJECT}.iam.gserviceaccount.com --role=roles/storage.objectViewer`,
+      )
+    }
+  })
+
   it("shows the functions' environment: the operator's settings and the deploy's own, never a secret", () => {
     expect(plan.stdout).toContain(`#   GOOGLE_CLOUD_PROJECT: "${PROJECT}"`)
     expect(plan.stdout).toContain('#   OIDC_ISSUER: "https://login.acme.example/realms/lab"')
     expect(plan.stdout).toContain('#   BATCH_BACKEND: "cloud"')
     expect(plan.stdout).toContain(`#   ADMIN_PUBLIC_URL: "https://${REGION}-${PROJECT}.cloudfunctions.net/admin"`)
     expect(plan.stdout).not.toContain('OIDC_CLIENT_SECRET:')
+  })
+})
+
+describe('the build', () => {
+  it("builds every function as the project's Compute Engine default account, named, with Cloud Build's role", () => {
+    // Quoted in the plan: the placeholder's < and > are not shell-safe.
+    const builder = one(plan.commands, `gcloud projects add-iam-policy-binding ${PROJECT} '--member=serviceAccount:${DEFAULT_BUILD_SA}' `)
+    expect(builder).toContain('--role=roles/cloudbuild.builds.builder')
+    const deploys = plan.commands.filter((c) => c.startsWith('gcloud functions deploy '))
+    expect(deploys).toHaveLength(SERVICES.length + ORCHESTRATOR_FUNCTIONS.length)
+    for (const d of deploys) expect(d.split(' ')).toContain(`'--build-service-account=projects/${PROJECT}/serviceAccounts/${DEFAULT_BUILD_SA}'`)
+    // The role is granted before the first build.
+    expect(plan.commands.indexOf(builder)).toBeLessThan(plan.commands.indexOf(deploys[0]!))
+  })
+
+  it('builds as BUILD_SERVICE_ACCOUNT when one is named, which no project may then bind', async () => {
+    const account = `platform-build@${PROJECT}.iam.gserviceaccount.com`
+    const out = await dryRun({ ...SAMPLE(), BUILD_SERVICE_ACCOUNT: account })
+    expect(out.code).toBe(0)
+    expect(one(out.commands, `gcloud projects add-iam-policy-binding ${PROJECT} --member=serviceAccount:${account} `)).toContain(
+      '--role=roles/cloudbuild.builds.builder',
+    )
+    expect(out.commands.filter((c) => c.includes(DEFAULT_BUILD_SA))).toEqual([])
+    for (const d of out.commands.filter((c) => c.startsWith('gcloud functions deploy ')))
+      expect(d.split(' ')).toContain(`--build-service-account=projects/${PROJECT}/serviceAccounts/${account}`)
+    expect(envOf(out).PLATFORM_SERVICE_ACCOUNTS!.split(',')).toContain(account)
+    const bad = await dryRun({ ...SAMPLE(), BUILD_SERVICE_ACCOUNT: 'builder' })
+    expect(bad.code).not.toBe(0)
+    expect(bad.stderr).toContain("BUILD_SERVICE_ACCOUNT 'builder' is not a service account e-mail")
+  })
+})
+
+/** Every HTTP service's address setting and function name, from the registry. */
+const ADDRESSED = SERVICES.map((s) => ({ name: s.name, fn: functionName(s.name), setting: publicUrlSetting(s.name) }))
+
+describe('one browser host', () => {
+  it("by default, every service's address is on the functions' shared cloudfunctions.net host, one hop behind Google's front end", () => {
+    const host = `https://${REGION}-${PROJECT}.cloudfunctions.net`
+    const env = envOf(plan)
+    for (const s of ADDRESSED) expect(env[s.setting], s.setting).toBe(`${host}/${s.fn}`)
+    expect(env.TRUSTED_PROXY_HOPS).toBe('1')
+    // What the platform derives from them: one origin for cookie-authenticated changes, the OIDC redirect URI.
+    const config = loadConfig(env)
+    expect(config.publicOrigins).toEqual([host])
+    expect(plan.stdout).toContain(`# OIDC redirect URI to register at the identity provider: ${host}/admin/api/v1/auth/callback`)
+    expect(plan.stdout).toContain(`# Browser host: ${host} (the client's address: TRUSTED_PROXY_HOPS=1)`)
+    for (const s of ADDRESSED) {
+      expect(plan.stdout).toContain(`# ${s.name}: ${host}/${s.fn}/api/v1 (docs: ${host}/${s.fn}/docs`)
+      expect(plan.stdout).toContain(`#   npx platform config set ${s.name}_url ${host}/${s.fn} --profile <profile>`)
+    }
+    // No address handed to a person is a run.app one, and nothing is made for a load balancer.
+    expect(plan.stdout.split('\n').filter((l) => l.startsWith('# ') && /run\.app|<url of/.test(l) && !l.includes(':= gcloud'))).toEqual([])
+    expect(plan.commands.filter((c) => c.startsWith('gcloud compute '))).toEqual([])
+    for (const s of ADDRESSED) expect(one(plan.commands, `gcloud functions deploy ${s.fn} `).split(' ')).toContain('--ingress-settings=all')
+  })
+
+  it('with BROWSER_DOMAIN, every address is on that domain, behind a load balancer the deploy makes, two hops deep', async () => {
+    const domain = 'platform.acme-genomics.example'
+    const out = await dryRun({ ...SAMPLE(), BROWSER_DOMAIN: domain })
+    expect(out.code).toBe(0)
+    const env = envOf(out)
+    for (const s of ADDRESSED) expect(env[s.setting], s.setting).toBe(`https://${domain}/${s.fn}`)
+    expect(env.TRUSTED_PROXY_HOPS).toBe('2')
+    expect(loadConfig(env).publicOrigins).toEqual([`https://${domain}`])
+    expect(out.stdout).toContain(`# OIDC redirect URI to register at the identity provider: https://${domain}/admin/api/v1/auth/callback`)
+    expect(out.stdout).toContain(`# DNS: point ${domain} (an A record) at <address of platform-browser-ip>`)
+    // Reached through the load balancer only: a direct request would bring an X-Forwarded-For of the client's choosing.
+    for (const s of ADDRESSED)
+      expect(one(out.commands, `gcloud functions deploy ${s.fn} `).split(' ')).toContain('--ingress-settings=internal-and-gclb')
+    // The orchestrator functions stay private, called by Google's services at their own addresses.
+    for (const f of ORCHESTRATOR_FUNCTIONS)
+      expect(one(out.commands, `gcloud functions deploy ${functionName(f.name)} `)).not.toContain('--ingress-settings')
+
+    const g = `--global --project=${PROJECT}`
+    one(out.commands, `gcloud compute addresses create platform-browser-ip ${g} --ip-version=IPV4`)
+    one(out.commands, `gcloud compute ssl-certificates create platform-browser-cert ${g} --domains=${domain}`)
+    for (const s of ADDRESSED) {
+      one(
+        out.commands,
+        `gcloud compute network-endpoint-groups create ${s.fn}-neg --region=${REGION} --project=${PROJECT} --network-endpoint-type=serverless --cloud-function-name=${s.fn}`,
+      )
+      one(out.commands, `gcloud compute backend-services create ${s.fn}-backend ${g} --load-balancing-scheme=EXTERNAL_MANAGED`)
+      one(
+        out.commands,
+        `gcloud compute backend-services add-backend ${s.fn}-backend ${g} --network-endpoint-group=${s.fn}-neg --network-endpoint-group-region=${REGION}`,
+      )
+    }
+    // https://DOMAIN/<function>/… reaches the function as /…, as on the shared host.
+    const backends = `https://www.googleapis.com/compute/v1/projects/${PROJECT}/global/backendServices`
+    const map = shownFile(out, 'URL map platform-browser') as {
+      hostRules: Array<{ hosts: string[]; pathMatcher: string }>
+      pathMatchers: Array<{
+        routeRules: Array<{ matchRules: Array<{ prefixMatch: string }>; service: string; routeAction: { urlRewrite: { pathPrefixRewrite: string } } }>
+      }>
+    }
+    expect(map.hostRules).toEqual([{ hosts: [domain], pathMatcher: 'services' }])
+    expect(map.pathMatchers[0]!.routeRules.map((r) => [r.matchRules[0]!.prefixMatch, r.service, r.routeAction.urlRewrite.pathPrefixRewrite])).toEqual(
+      ADDRESSED.map((s) => [`/${s.fn}/`, `${backends}/${s.fn}-backend`, '/']),
+    )
+    expect(one(out.commands, `gcloud compute url-maps import platform-browser ${g} --source=`)).toMatch(/ --quiet$/)
+    one(
+      out.commands,
+      `gcloud compute target-https-proxies create platform-browser-https ${g} --url-map=platform-browser --ssl-certificates=platform-browser-cert`,
+    )
+    one(
+      out.commands,
+      `gcloud compute forwarding-rules create platform-browser-https ${g} --load-balancing-scheme=EXTERNAL_MANAGED --address=platform-browser-ip --target-https-proxy=platform-browser-https --ports=443`,
+    )
+    // Plain http only redirects to https.
+    expect(shownFile(out, 'URL map platform-browser-redirect')).toMatchObject({ defaultUrlRedirect: { httpsRedirect: true } })
+    one(
+      out.commands,
+      `gcloud compute forwarding-rules create platform-browser-http ${g} --load-balancing-scheme=EXTERNAL_MANAGED --address=platform-browser-ip --target-http-proxy=platform-browser-http --ports=80`,
+    )
+  })
+
+  it('names the prefixed functions in every address, and refuses a BROWSER_DOMAIN that is not a bare domain', async () => {
+    const out = await dryRun({ ...SAMPLE(), FUNCTION_PREFIX: 'lab-' })
+    expect(out.code).toBe(0)
+    expect(envOf(out).ADMIN_PUBLIC_URL).toBe(`https://${REGION}-${PROJECT}.cloudfunctions.net/lab-admin`)
+    expect(envOf(out).VARIANT_CACHE_PUBLIC_URL).toBe(`https://${REGION}-${PROJECT}.cloudfunctions.net/lab-variant-cache`)
+    for (const bad of ['https://platform.lab.example', 'platform.lab.example/admin', 'Platform.Lab.Example']) {
+      const refused = await dryRun({ ...SAMPLE(), BROWSER_DOMAIN: bad })
+      expect(refused.code).not.toBe(0)
+      expect(refused.stderr).toContain(`BROWSER_DOMAIN '${bad}' is not a domain name`)
+      expect(refused.commands).toEqual([])
+    }
+  })
+
+  it("wires Pub/Sub push, Cloud Scheduler and Workflows to the functions' own run.app addresses, the audience Cloud Run checks", () => {
+    for (const f of ORCHESTRATOR_FUNCTIONS) {
+      const name = functionName(f.name)
+      expect(plan.stderr).toContain(
+        `# url of ${name} := gcloud functions describe ${name} --gen2 --region=${REGION} --project=${PROJECT} '--format=value(serviceConfig.uri)'`,
+      )
+    }
   })
 })
 
@@ -301,6 +433,8 @@ describe('infra/deploy.sh refuses a bad configuration before doing anything', ()
     ['the audit keys in the clear', `AUDIT_HMAC_KEYS=k1:${'A'.repeat(43)}=\n`, 'AUDIT_HMAC_KEYS comes from Secret Manager'],
     ['the active audit key', 'AUDIT_HMAC_ACTIVE_KEY=k2\n', 'AUDIT_HMAC_ACTIVE_KEY is set by infra/deploy.sh'],
     ["the platform's own identities", 'PLATFORM_SERVICE_ACCOUNTS=\n', 'PLATFORM_SERVICE_ACCOUNTS is set by infra/deploy.sh'],
+    ["a service's address off the browser host", 'ADMIN_PUBLIC_URL=https://admin.lab.example\n', 'ADMIN_PUBLIC_URL is set by infra/deploy.sh'],
+    ["the depth of the client's address", 'TRUSTED_PROXY_HOPS=0\n', 'TRUSTED_PROXY_HOPS is set by infra/deploy.sh'],
     [
       'a value the platform would refuse at boot',
       'OIDC_ISSUER=not a url\nOIDC_CLIENT_ID=platform\nOIDC_AUDIENCE=platform-api\n',
@@ -312,6 +446,18 @@ describe('infra/deploy.sh refuses a bad configuration before doing anything', ()
     expect(out.stderr).toContain(message)
     expect(out.commands).toEqual([])
   })
+})
+
+it('deploys with the example files as they are, which set nothing the deploy owns', async () => {
+  // The deploy's example names its functions env file as the operator's copy would be named.
+  const config = readFileSync(join(REPO, 'infra/deploy.env.example'), 'utf8').replace(
+    /^FUNCTIONS_ENV_FILE=.*$/m,
+    `FUNCTIONS_ENV_FILE=${join(REPO, 'infra/functions.env.example')}`,
+  )
+  const out = await plans.dryRun('deploy.sh', {}, ['--config', envFile('example.env', config)])
+  expect(out.stderr).not.toMatch(/^deploy: /m)
+  expect(out.code).toBe(0)
+  expect(envOf(out).OIDC_ISSUER).toBe('https://login.example.org/realms/lab')
 })
 
 it('prefixes the index collections with the deployment COLLECTION_PREFIX', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { newAuditKeyEntry } from '../../../lib/audit-keys.js'
-import { ConfigError, loadConfig } from '../../../lib/config.js'
+import { SERVICES } from '../../../functions/services.js'
+import { ConfigError, loadConfig, publicUrlSetting } from '../../../lib/config.js'
 import { createKernel } from '../../../lib/kernel.js'
 
 describe('configuration', () => {
@@ -59,5 +60,27 @@ describe('configuration', () => {
     expect(
       createKernel(loadConfig({ FIRESTORE_EMULATOR_HOST: '127.0.0.1:9', AUDIT_HMAC_KEYS: newAuditKeyEntry('k1') }), 'admin').audit.keys.activeId,
     ).toBe('k1')
+  })
+
+  it('reads a public base address for every HTTP service of the registry, its own setting each', () => {
+    const host = 'https://europe-west4-acme.cloudfunctions.net'
+    const env = Object.fromEntries(SERVICES.map((s) => [publicUrlSetting(s.name), `${host}/${s.name.replaceAll('_', '-')}/`]))
+    const config = loadConfig(env)
+    expect(Object.keys(config.publicUrls).sort()).toEqual(SERVICES.map((s) => s.name).sort())
+    for (const s of SERVICES) expect(config.publicUrls[s.name]).toBe(`${host}/${s.name.replaceAll('_', '-')}`)
+    expect(config.adminPublicUrl).toBe(`${host}/admin`)
+    // One browser host: one origin, whatever the paths.
+    expect(config.publicOrigins).toEqual([host])
+    expect(publicUrlSetting('variant_cache')).toBe('VARIANT_CACHE_PUBLIC_URL')
+  })
+
+  it("accepts cookie-authenticated changes from the services' origins and the listed ones only", () => {
+    const config = loadConfig({
+      PUBLIC_ORIGINS: 'https://console.lab.example, https://console.lab.example',
+      ADMIN_PUBLIC_URL: 'https://platform.lab.example/admin',
+    })
+    expect(config.publicOrigins).toEqual(['https://console.lab.example', 'https://platform.lab.example'])
+    expect(loadConfig({}).publicOrigins).toEqual([])
+    expect(() => loadConfig({ COMPUTE_PUBLIC_URL: 'platform.lab.example/compute' })).toThrow(/COMPUTE_PUBLIC_URL/)
   })
 })
