@@ -251,7 +251,9 @@ describe('the deployed shape: the staged source, one functions-framework process
       expect(engines === undefined || semver.intersects(engines, `${major}.x`), `engines.node ${engines} and --runtime=${runtime}`).toBe(true)
     }
     // Every browser address the deploy configures is on the one host.
-    for (const key of ['ADMIN_PUBLIC_URL', 'REPORTS_PUBLIC_URL']) expect(new URL(plan.env[key]!).host, key).toBe(frontEnd.host)
+    const addresses = Object.keys(plan.env).filter((k) => k.endsWith('_PUBLIC_URL') && k !== 'STORAGE_PUBLIC_URL')
+    expect(addresses.length).toBeGreaterThanOrEqual(SERVICES.length)
+    for (const key of addresses) expect(new URL(plan.env[key]!).host, key).toBe(frontEnd.host)
     for (const service of SERVICES) {
       const document = `${publicAddress(service.name)}/openapi.json`
       const res = await publicFetch(frontEnd, document)
@@ -259,7 +261,7 @@ describe('the deployed shape: the staged source, one functions-framework process
       const doc = (await res.json()) as { info: { title: string }; servers: Array<{ url: string }> }
       expect(doc.info.title).toBeTruthy()
       // Swagger UI's "Try it out" calls the document's server resolved against the document's address: the function's own path.
-      expect(new URL(doc.servers[0]!.url, document).href, service.name).toBe(`${publicAddress(service.name)}/`)
+      expect(new URL(doc.servers[0]!.url, document).href.replace(/\/$/, ''), service.name).toBe(publicAddress(service.name))
       // Google's front end says the request came over HTTPS: the service answers with HSTS.
       expect(res.headers.get('strict-transport-security'), service.name).toMatch(/max-age=\d+/)
     }
@@ -269,6 +271,15 @@ describe('the deployed shape: the staged source, one functions-framework process
       const res = await fetch(localAddress(job.uri), { method: job.method, headers: job.headers, body: job.body })
       expect(res.status, `${job.job}: ${await res.clone().text()}`).toBe(200)
     }
+  })
+
+  it('pages through the one browser host: Link rel="next" leads back to the function that answered', async () => {
+    const first = await api('compute', 'GET', '/pipelines?page_size=1')
+    const next = /<([^>]+)>;\s*rel="next"/.exec(first.res.headers.get('link') ?? '')?.[1]
+    expect(next, first.res.headers.get('link') ?? 'no Link header').toBeDefined()
+    expect(next!.startsWith(`${publicAddress('compute')}/api/v1/pipelines?`)).toBe(true)
+    const second = await api('compute', 'GET', next!.slice(`${publicAddress('compute')}/api/v1`.length))
+    expect((second.body as Array<{ id: string }>)[0]!.id).not.toBe((first.body as Array<{ id: string }>)[0]!.id)
   })
 
   it(
