@@ -120,7 +120,14 @@ export interface RefreshState {
 
 /** What a refresh writes: the next pair, the presented credential spent; or, for a reuse, the whole login revoked (and the request refused). */
 export type RefreshOutcome =
-  | { kind: 'rotated'; spent: Pick<CliRefreshTokenRecord, 'spent_at'>; login: Pick<CliLoginRecord, 'refreshes' | 'last_refreshed_at'>; pair: CliPair }
+  | {
+      kind: 'rotated'
+      spent: Pick<CliRefreshTokenRecord, 'spent_at'>
+      login: Pick<CliLoginRecord, 'refreshes' | 'last_refreshed_at'>
+      pair: CliPair
+      /** The account the pair is for, as judged. */
+      account: UserRecord
+    }
   | { kind: 'reuse_detected'; login: Required<Pick<CliLoginRecord, 'revoked_at' | 'revoked_because'>> }
 
 /**
@@ -154,6 +161,7 @@ export function decideRefresh(state: RefreshState, cmd: { now: Date }): Decision
       spent: { spent_at: now },
       login: { refreshes: login.refreshes + 1, last_refreshed_at: now },
       pair: pairFor(login, cmd.now),
+      account: account.user,
     },
     [{ action: 'token.refreshed', entity: entityOf(login), change: { reason: `refresh ${login.refreshes + 1}` } }],
   )

@@ -111,7 +111,7 @@ describe('platform login in a browser: the device authorization grant at the loc
   })
 
   it('says to log in in a browser, exit code 7, when the provider does not allow the password login (a public CLI client, as at Entra ID)', async () => {
-    const entraLike = await startLoginStack({}, { publicCliClient: true })
+    const entraLike = await startLoginStack({}, { cliClient: 'public' })
     try {
       const home = await configHome({ adminUrl: entraLike.adminUrl, computeUrl: platform.computeUrl })
       const done = await runCli(['login', '--email', entraLike.user.email, '--password-stdin'], { configDir: home, input: entraLike.user.password })
