@@ -57,7 +57,9 @@ export function registerPasswordGrant(provider: Provider, accounts: AccountStore
         client,
         grantId,
         gty: PASSWORD_GRANT,
-        ...(opaque ? { scope: oidcRequested } : { resourceServer: new provider.ResourceServer(audience, resourceServer), scope: resourceServer.scope }),
+        ...(opaque
+          ? { scope: oidcRequested }
+          : { resourceServer: new provider.ResourceServer(audience, resourceServer), scope: resourceServer.scope }),
       })
       ctx.oidc.entity('AccessToken', at)
       const accessToken = await at.save()

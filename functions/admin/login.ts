@@ -180,7 +180,9 @@ export function normalizeDeviceAuthorization(body: unknown): unknown {
  * lists client_secret_post (Google's own examples send it so), else HTTP Basic, which RFC 6749
  * §2.3.1 requires every provider to accept.
  */
-export function cliClientAuthMethod(meta: Pick<oidc.ServerMetadata, 'token_endpoint_auth_methods_supported'>): 'client_secret_post' | 'client_secret_basic' {
+export function cliClientAuthMethod(
+  meta: Pick<oidc.ServerMetadata, 'token_endpoint_auth_methods_supported'>,
+): 'client_secret_post' | 'client_secret_basic' {
   return meta.token_endpoint_auth_methods_supported?.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic'
 }
 

@@ -23,11 +23,7 @@ const PasswordLogin = z
 
 const RefreshRequest = z
   .object({
-    refresh_token: z
-      .string()
-      .min(1)
-      .max(4096)
-      .openapi({ description: 'The refresh credential (plat_clr_…) of the latest pair: each works once' }),
+    refresh_token: z.string().min(1).max(4096).openapi({ description: 'The refresh credential (plat_clr_…) of the latest pair: each works once' }),
   })
   .openapi('RefreshRequest')
 

@@ -157,9 +157,13 @@ describe("admin: the CLI's browser login (device authorization grant) and its pa
       body: new URLSearchParams([...client, ...Object.entries(more)]).toString(),
     })
     const meta = (await (await fetch(`${google.provider.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>
-    const device = (await (await fetch(meta.device_authorization_endpoint!, form({ scope: 'openid email profile' }))).json()) as Record<string, string>
+    const device = (await (await fetch(meta.device_authorization_endpoint!, form({ scope: 'openid email profile' }))).json()) as Record<
+      string,
+      string
+    >
     expect(Object.keys(device).sort()).toEqual(['device_code', 'expires_in', 'interval', 'user_code', 'verification_url'])
-    const token = () => fetch(meta.token_endpoint!, form({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: device.device_code! }))
+    const token = () =>
+      fetch(meta.token_endpoint!, form({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: device.device_code! }))
     expect((await token()).status).toBe(428)
     await confirmDeviceLogin(new Browser(), { verification_uri: device.verification_url!, user_code: device.user_code! }, google.user)
     const tokens = (await (await token()).json()) as Record<string, string>
