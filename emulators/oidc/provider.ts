@@ -218,14 +218,22 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
 /**
  * The settings a platform service needs to use this provider: every service verifies its access
  * tokens; the admin service also logs users in with the client (it also needs ADMIN_PUBLIC_URL,
- * whose /api/v1/auth/callback must be one of the client's redirect_uris).
+ * whose /api/v1/auth/callback must be one of the client's redirect_uris), and the CLI with its own
+ * client when there is one.
  */
-export function platformOidcEnv(provider: RunningOidcProvider, client: OidcClientSeed, audience: string): Record<string, string> {
+export function platformOidcEnv(
+  provider: RunningOidcProvider,
+  client: OidcClientSeed,
+  audience: string,
+  cliClient?: OidcCliClientSeed,
+): Record<string, string> {
   return {
     OIDC_ISSUER: provider.issuer,
     OIDC_CLIENT_ID: client.client_id,
     OIDC_CLIENT_SECRET: client.client_secret,
     OIDC_AUDIENCE: audience,
     OIDC_ALLOW_HTTP: 'true',
+    ...(cliClient ? { OIDC_CLI_CLIENT_ID: cliClient.client_id } : {}),
+    ...(cliClient?.client_secret ? { OIDC_CLI_CLIENT_SECRET: cliClient.client_secret } : {}),
   }
 }

@@ -85,10 +85,8 @@ export async function startLoginStack(
     deviceCodeTtlSeconds: opts.deviceCodeTtlSeconds,
     deviceFlow: opts.deviceFlow,
   })
-  const env = {
-    ...platformOidcEnv(provider, client, TEST_AUDIENCE),
-    ...(cliClient ? { OIDC_CLI_CLIENT_ID: cliClient.client_id } : {}),
-    ...(cliClient?.client_secret ? { OIDC_CLI_CLIENT_SECRET: cliClient.client_secret } : {}),
+  const env: Record<string, string> = {
+    ...platformOidcEnv(provider, client, TEST_AUDIENCE, cliClient),
     ADMIN_PUBLIC_URL: admin.url,
     ...extraEnv,
   }
