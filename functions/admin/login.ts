@@ -188,10 +188,11 @@ export function cliClientAuthMethod(
 
 /** Fetches for the provider's client, reading the device authorization answer as normalizeDeviceAuthorization says. */
 function deviceAnswersNormalized(endpoint: string | undefined): oidc.CustomFetch {
+  const device = endpoint && URL.canParse(endpoint) ? new URL(endpoint).href : undefined
   return async (url, options) => {
     // openid-client's body type names Uint8Array<ArrayBufferLike>, which the DOM typings' BodyInit does not list; fetch takes it.
     const res = await fetch(url, options as RequestInit)
-    if (url !== endpoint || !res.ok || !(res.headers.get('content-type') ?? '').includes('json')) return res
+    if (new URL(url).href !== device || !res.ok || !(res.headers.get('content-type') ?? '').includes('json')) return res
     const body = normalizeDeviceAuthorization(await res.json())
     return new Response(JSON.stringify(body), { status: res.status, statusText: res.statusText, headers: { 'content-type': 'application/json' } })
   }
