@@ -97,7 +97,9 @@ export class CliLoginStore {
       const { refresh, login, user } = await this.readRefresh(tx, ref, value)
       const chain = login ? await this.audit.prepare(tx, { entity: { type: 'cli_login', id: login.id } }) : undefined
       const decision = decideRefresh({ refresh, login, user }, { now })
-      if (!decision.ok || !login || !chain) return decision.ok ? undefined : decision.refusal
+      if (!decision.ok) return decision.refusal
+      // Never so: decideRefresh refuses a credential without its login. It narrows the types.
+      if (!login || !chain) return unauthenticated(REFRESH_REFUSED.unknown)
       const { changes, events } = decision
       const loginRef = this.logins.doc(login.id)
       tx.update(loginRef, changes.login)
@@ -110,7 +112,6 @@ export class CliLoginStore {
       tx.update(ref, changes.spent)
       return { user: changes.account, tokens: this.issue(tx, changes.pair, now) }
     })
-    if (!outcome) throw new Refused(unauthenticated(REFRESH_REFUSED.unknown))
     if ('kind' in outcome) throw new Refused(outcome)
     return outcome
   }
