@@ -307,8 +307,14 @@ export class PlatformClient {
     return body(await this.anonymous.POST('/api/v1/auth/password', { body: { email, password } }))
   }
 
+  /** The next pair of a login: the refresh credential is spent. */
   async refresh(refreshToken: string): Promise<TokenResponse> {
     return body(await this.anonymous.POST('/api/v1/auth/refresh', { body: { refresh_token: refreshToken } }))
+  }
+
+  /** Ends the login a credential belongs to (204 whatever the token). */
+  async revokeLogin(token: string): Promise<void> {
+    await this.anonymous.POST('/api/v1/auth/revoke', { body: { token } })
   }
 
   /** The identity provider, and how the CLI may log in at it. */

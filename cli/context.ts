@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { HttpError, PlatformClient, UUID_RE, type Auth, type Pipeline, type Run, type ServiceName, type TokenResponse } from './client.js'
-import { CliError, EXIT, notLoggedIn, usageError } from './errors.js'
+import { CliError, EXIT, loginEnded, notLoggedIn, usageError } from './errors.js'
 import { Output } from './output.js'
 import type { Io } from './prompt.js'
 import { urlKey, type CliEnv, type Credentials, type Profile, type SettingsStore } from './settings.js'
@@ -25,7 +25,7 @@ export interface Cli {
 const EXPIRY_MARGIN_MS = 30_000
 
 export function credentialsFrom(
-  tokens: Pick<TokenResponse, 'access_token' | 'refresh_token'> & { expires_in?: number },
+  tokens: Pick<TokenResponse, 'access_token'> & { refresh_token?: string; expires_in?: number },
   method: Credentials['method'],
   email?: string,
 ): Credentials {
@@ -40,8 +40,20 @@ export function credentialsFrom(
   }
 }
 
-/** The token of the profile: PLATFORM_TOKEN, else the stored one, refreshed when it has expired. */
+const expiresSoon = (credentials: Credentials) =>
+  credentials.expires_at !== undefined && Date.parse(credentials.expires_at) - EXPIRY_MARGIN_MS <= Date.now()
+
+/**
+ * The token of the profile: PLATFORM_TOKEN, else the stored one, renewed when it has expired. A
+ * refresh credential works once (each refresh returns the next pair), and the platform takes one
+ * presented twice for a stolen copy and ends the login: renewals hold the credentials file's lock,
+ * and one that finds the credentials already renewed by another command (or another request of
+ * this one) uses them instead of refreshing again.
+ */
 class StoredAuth implements Auth {
+  /** The access token last handed out: a 401 to it means it, and not one renewed since, is refused. */
+  private sent?: string
+
   constructor(private readonly session: Session) {}
 
   async token(): Promise<string> {
@@ -49,28 +61,36 @@ class StoredAuth implements Auth {
     if (env.token) return env.token
     const credentials = settings.credentials(this.session.profile.name)
     if (!credentials) throw notLoggedIn()
-    const expired = credentials.expires_at !== undefined && Date.parse(credentials.expires_at) - EXPIRY_MARGIN_MS <= Date.now()
-    if (!expired) return credentials.access_token
-    if (!(await this.renew())) throw notLoggedIn()
-    return settings.credentials(this.session.profile.name)?.access_token ?? ''
+    if (!expiresSoon(credentials)) return (this.sent = credentials.access_token)
+    if (!(await this.renewFrom(credentials.access_token))) throw notLoggedIn()
+    return (this.sent = settings.credentials(this.session.profile.name)?.access_token ?? '')
   }
 
-  async renew(): Promise<boolean> {
+  renew(): Promise<boolean> {
+    return this.renewFrom(this.sent)
+  }
+
+  /** Renews the credentials unless they are no longer `stale`; a refused refresh credential ends the login (exit code 4, with the service's reason). */
+  private async renewFrom(stale: string | undefined): Promise<boolean> {
     const { env, settings } = this.session.cli
-    const credentials = settings.credentials(this.session.profile.name)
-    if (env.token || !credentials?.refresh_token) return false
-    try {
-      const tokens = await this.session.anonymousClient().refresh(credentials.refresh_token)
-      settings.saveCredentials(this.session.profile.name, {
-        ...credentialsFrom(tokens, credentials.method, credentials.email),
-        refresh_token: tokens.refresh_token ?? credentials.refresh_token,
-      })
+    if (env.token) return false
+    const name = this.session.profile.name
+    return settings.withCredentialsLock(async () => {
+      const credentials = settings.credentials(name)
+      if (!credentials?.refresh_token) return false
+      if (credentials.access_token !== stale && !expiresSoon(credentials)) return true
+      let tokens: TokenResponse
+      try {
+        tokens = await this.session.anonymousClient().refresh(credentials.refresh_token)
+      } catch (error) {
+        // A refused refresh credential means a new login, and the service says why; anything else (unreachable, 500) is reported as itself.
+        if (error instanceof HttpError && error.status === 401) throw loginEnded(error.detail)
+        if (error instanceof HttpError && error.status === 400) return false
+        throw error
+      }
+      settings.saveCredentials(name, credentialsFrom(tokens, credentials.method, credentials.email))
       return true
-    } catch (error) {
-      // A refused refresh token means a new login; anything else (unreachable, 500) is reported as itself.
-      if (error instanceof HttpError && (error.status === 400 || error.status === 401)) return false
-      throw error
-    }
+    })
   }
 }
 

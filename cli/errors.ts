@@ -35,6 +35,8 @@ export class CliError extends Error {
 
 export const usageError = (message: string) => new CliError(message, EXIT.usage)
 export const notLoggedIn = () => new CliError('not logged in or token expired: run platform login', EXIT.notLoggedIn)
+/** The platform refused the login's refresh credential (logged out, expired, used twice, from a former CLI, or the account disabled): its reason says to log in again. */
+export const loginEnded = (detail: string) => new CliError(`the login has ended: ${detail}`, EXIT.notLoggedIn)
 
 /** A 401 to a request that carried $PLATFORM_TOKEN: logging in again would not help, as that token is used instead. */
 export const badEnvironmentToken = (detail: string) =>

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { SERVICES, type ServiceName } from './api/services.js'
@@ -54,9 +54,13 @@ export interface ConfigFile {
 }
 
 export interface Credentials {
-  /** How the token was obtained: a personal access token, or a login at the identity provider (OIDC tokens): in a browser, or with e-mail and password. */
+  /**
+   * How the token was obtained: a personal access token, or a login at the identity provider, in a
+   * browser or with e-mail and password, which ends with the platform's own pair (plat_cli_…, plat_clr_…).
+   */
   method: 'personal_token' | 'password' | 'browser'
   access_token: string
+  /** The latest refresh credential of a login: each works once. */
   refresh_token?: string
   /** ISO time after which the access token must be refreshed. */
   expires_at?: string
@@ -88,6 +92,10 @@ export function normalizeUrl(key: string, value: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usageError(`${key} must be an http(s) address, got '${value}'`)
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '').replace(/\/api\/v1$/, '')
 }
+
+/** A credentials lock older than this was left by a process that died (a refresh gives up after 30 s): it is taken over. */
+const LOCK_STALE_MS = 60_000
+const LOCK_POLL_MS = 50
 
 export class SettingsStore {
   readonly configPath: string
@@ -179,6 +187,37 @@ export class SettingsStore {
     const file = this.readCredentials()
     file.profiles[name] = credentials
     this.write(this.credentialsPath, file, 0o600)
+  }
+
+  /**
+   * Runs `fn` holding the credentials file's lock (a file beside it, created exclusively), so that
+   * two commands never refresh one login at once: its refresh credential works once, and the
+   * platform ends a login whose spent credential comes back.
+   */
+  async withCredentialsLock<T>(fn: () => Promise<T>): Promise<T> {
+    const lock = `${this.credentialsPath}.lock`
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 })
+    for (;;) {
+      try {
+        closeSync(openSync(lock, 'wx', 0o600))
+        break
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      }
+      let age: number
+      try {
+        age = Date.now() - statSync(lock).mtimeMs
+      } catch {
+        continue // released meanwhile
+      }
+      if (age > LOCK_STALE_MS) rmSync(lock, { force: true })
+      else await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS))
+    }
+    try {
+      return await fn()
+    } finally {
+      rmSync(lock, { force: true })
+    }
   }
 
   removeCredentials(name: string): boolean {

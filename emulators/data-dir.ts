@@ -60,6 +60,8 @@ export interface SuiteFile {
 
 export interface SuiteState {
   oidc_client_secret: string
+  /** The secret of the CLI's own client at the local provider (made on the first start that knows of it; older data folders gain one). */
+  oidc_cli_client_secret: string
   admin_password: string
   /** Made on the first start that knows of the reviewer (older data folders gain one). */
   reviewer_password: string
@@ -105,6 +107,7 @@ export async function loadState(l: Layout): Promise<{ state: SuiteState; created
       // What a data folder made before these values existed lacks is made now, once.
       const missing = {
         ...(stored.reviewer_password ? {} : { reviewer_password: password() }),
+        ...(stored.oidc_cli_client_secret ? {} : { oidc_cli_client_secret: randomBytes(24).toString('base64url') }),
         ...(stored.audit_hmac_keys ? {} : firstAuditKey()),
       }
       const state = { ...stored, ...missing } as SuiteState
@@ -114,6 +117,7 @@ export async function loadState(l: Layout): Promise<{ state: SuiteState; created
   }
   const state: SuiteState = {
     oidc_client_secret: randomBytes(24).toString('base64url'),
+    oidc_cli_client_secret: randomBytes(24).toString('base64url'),
     admin_password: password(),
     reviewer_password: password(),
     ...firstAuditKey(),

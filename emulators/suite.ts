@@ -35,6 +35,12 @@ import { createStorageServer } from './storage-server.js'
 export const LOCAL_GCP_PROJECT = 'platform-local'
 /** The platform's OAuth client at the local identity provider, and the `aud` of the access tokens it issues. */
 export const LOCAL_OIDC_CLIENT_ID = 'platform'
+/**
+ * The CLI's own client at the local identity provider: confidential, both login methods, and
+ * opaque access tokens (as Google issues), so that the suite's CLI logins never rely on the
+ * provider's access tokens: they end with the platform's own credentials (docs/cli-login.md).
+ */
+export const LOCAL_OIDC_CLI_CLIENT_ID = 'platform-cli'
 export const LOCAL_OIDC_AUDIENCE = 'urn:pipeline-platform:api'
 /**
  * How often the suite exports Firestore while running. A crash of the suite alone loses nothing
@@ -209,6 +215,12 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       client_secret: state.oidc_client_secret,
       redirect_uris: [`${adminUrl}${API_PREFIX}/auth/callback`],
     }
+    const cliClient = {
+      client_id: LOCAL_OIDC_CLI_CLIENT_ID,
+      client_secret: state.oidc_cli_client_secret,
+      password_grant: true,
+      opaque_access_tokens: true,
+    }
     const provider = await startOidcProvider({
       port: ports.oidc,
       host: '127.0.0.1',
@@ -216,7 +228,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
         { email: SEED.user.email, password: state.admin_password, name: SEED.user.name },
         { email: SEED.reviewer.email, password: state.reviewer_password, name: SEED.reviewer.name },
       ],
-      clients: [oidcClient],
+      clients: [oidcClient, cliClient],
       audience: LOCAL_OIDC_AUDIENCE,
     })
     cleanups.push(() => provider.stop())
@@ -228,7 +240,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       signingKeyFile: signingKey.file,
       storageUrl,
       services: serviceUrls,
-      oidcEnv: platformOidcEnv(provider, oidcClient, LOCAL_OIDC_AUDIENCE),
+      oidcEnv: platformOidcEnv(provider, oidcClient, LOCAL_OIDC_AUDIENCE, cliClient),
       auditKeys: { ring: state.audit_hmac_keys, active: state.audit_hmac_active_key },
       quiet: opts.quiet,
     })

@@ -332,7 +332,7 @@ done
 # TTL policies: short-lived records delete themselves once their expiry passes (Firestore removes
 # them within a day of it; the code never trusts an expired record meanwhile). Personal access
 # tokens are kept, so that a user still sees an expired one in their list.
-for ttl in service_tokens:expires_at sessions:expires_at login_states:expires_at used_assertions:expires_at idempotency_keys:expires login_throttle:expires report_signoffs:expires_at; do
+for ttl in service_tokens:expires_at sessions:expires_at login_states:expires_at used_assertions:expires_at idempotency_keys:expires login_throttle:expires report_signoffs:expires_at cli_logins:expires_at cli_access_tokens:expires_at cli_refresh_tokens:expires_at; do
   run gcloud firestore fields ttls update "${ttl#*:}" --collection-group="$COLLECTION_PREFIX${ttl%%:*}" --enable-ttl --database="$DATABASE" --async "${G[@]}"
 done
 

@@ -43,12 +43,28 @@ const EnvSchema = z.object({
   OIDC_ALLOW_HTTP: bool.default(false),
   /**
    * The client the CLI's logins (e-mail and password, and the browser's device authorization
-   * grant) use at the provider, when it is not OIDC_CLIENT_ID: a public client, so no secret is
-   * sent (Entra ID and Okta allow the device grant only to such a client). See docs/cli-login.md.
+   * grant) use at the provider, when it is not OIDC_CLIENT_ID: a public client (Entra ID and Okta
+   * allow the device grant only to such a client), or with OIDC_CLI_CLIENT_SECRET a confidential
+   * one (Google's "TVs and Limited Input devices" clients). See docs/cli-login.md.
    */
   OIDC_CLI_CLIENT_ID: z.string().min(1).optional(),
-  /** What the CLI's logins ask the provider for: the access tokens they get must carry OIDC_AUDIENCE. */
-  OIDC_CLI_SCOPE: z.string().trim().min(1).default('openid email profile offline_access'),
+  /** The secret of OIDC_CLI_CLIENT_ID where the provider gives its CLI client one (Google); from Secret Manager in the cloud. */
+  OIDC_CLI_CLIENT_SECRET: z.string().min(1).optional(),
+  /**
+   * What the CLI's logins ask the provider for: only who the person is (an ID token). The platform
+   * issues the CLI's credentials itself, so nothing else of the provider's is needed or kept.
+   */
+  OIDC_CLI_SCOPE: z.string().trim().min(1).default('openid email profile'),
+  /**
+   * The absolute lifetime of a CLI login (docs/cli-login.md): its refresh credential is rotated on
+   * every use, but no credential of the login outlives this many seconds after the sign-in (30 days).
+   */
+  CLI_REFRESH_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(3600)
+    .max(366 * 24 * 3600)
+    .default(30 * 24 * 3600),
 
   /**
    * Each HTTP service's public base address, as browsers and the CLI reach it (one setting per service
@@ -142,8 +158,8 @@ export interface Config {
     audience: string
     algorithms: string[]
     allowHttp: boolean
-    /** The CLI's logins: their own public client (else the platform's client) and the scope they ask for. */
-    cli: { clientId?: string; scope: string }
+    /** The CLI's logins: their own client, public or with a secret (else the platform's client), and the scope they ask for. */
+    cli: { clientId?: string; clientSecret?: string; scope: string }
   }
   /**
    * Each service's public base address, without a trailing slash, by service name (`variant_cache`),
@@ -154,6 +170,8 @@ export interface Config {
   adminPublicUrl?: string
   sessionTtlSeconds: number
   serviceTokenTtlSeconds: number
+  /** The absolute lifetime of a CLI login and its refresh credentials. */
+  cliRefreshTtlSeconds: number
   batch: { backend: 'cloud' | 'local'; region: string; localWorkRoot?: string }
   storage: {
     backend: 'gcs' | 'local'
@@ -229,6 +247,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.OIDC_AUDIENCE && e.OIDC_AUDIENCE === e.OIDC_CLI_CLIENT_ID) {
     throw new ConfigError('invalid configuration: OIDC_AUDIENCE must differ from OIDC_CLI_CLIENT_ID (the API resource, not the client)')
   }
+  if (e.OIDC_CLI_CLIENT_SECRET && !e.OIDC_CLI_CLIENT_ID) {
+    throw new ConfigError('invalid configuration: OIDC_CLI_CLIENT_SECRET is the secret of OIDC_CLI_CLIENT_ID: set both, or neither')
+  }
   if (e.BATCH_BACKEND === 'local' && !e.LOCAL_WORK_ROOT) {
     throw new ConfigError('invalid configuration: LOCAL_WORK_ROOT is required when BATCH_BACKEND=local')
   }
@@ -261,13 +282,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             audience: e.OIDC_AUDIENCE,
             algorithms,
             allowHttp: e.OIDC_ALLOW_HTTP,
-            cli: { clientId: e.OIDC_CLI_CLIENT_ID, scope: e.OIDC_CLI_SCOPE },
+            cli: { clientId: e.OIDC_CLI_CLIENT_ID, clientSecret: e.OIDC_CLI_CLIENT_SECRET, scope: e.OIDC_CLI_SCOPE },
           }
         : undefined,
     publicUrls: services,
     adminPublicUrl: services.admin,
     sessionTtlSeconds: e.SESSION_TTL_SECONDS,
     serviceTokenTtlSeconds: e.SERVICE_TOKEN_TTL_SECONDS,
+    cliRefreshTtlSeconds: e.CLI_REFRESH_TTL_SECONDS,
     batch: { backend: e.BATCH_BACKEND, region: e.BATCH_REGION, localWorkRoot: e.LOCAL_WORK_ROOT },
     storage: {
       backend: e.STORAGE_BACKEND,

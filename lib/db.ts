@@ -39,6 +39,10 @@ export const KERNEL_COLLECTIONS = [
   /** jti of each JWT assertion exchanged at /oauth/token, kept until its exp so a replay is refused. */
   'used_assertions',
   'sessions',
+  /** The CLI's logins and their credentials, stored hashed (lib/auth/tokens.ts, docs/cli-login.md). */
+  'cli_logins',
+  'cli_access_tokens',
+  'cli_refresh_tokens',
   'audit_events',
   'audit_heads',
   /** Failed logins per account and per address (lib/auth/throttle.ts). */

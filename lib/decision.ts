@@ -14,6 +14,8 @@ import { ApiError } from './errors.js'
 export type Refusal =
   /** 400: the command itself is malformed (a field out of range, a name too long). */
   | { kind: 'invalid'; detail: string }
+  /** 401: the credential the command carries is not (or no longer) good: unknown, spent, revoked, expired, or its account disabled. */
+  | { kind: 'unauthenticated'; detail: string }
   /** 403, with an access.denied event: the caller lacks a permission. */
   | { kind: 'permission'; permission: Permission }
   /** 403, with an access.denied event: the caller holds the permission, but a rule about them forbids it (the author signing, a grant above one's own role). */
@@ -25,7 +27,7 @@ export type Refusal =
   /** 412: a precondition the command carried does not hold (an object that must not exist yet). */
   | { kind: 'precondition'; detail: string }
 
-export type RefusalStatus = 400 | 403 | 404 | 409 | 412
+export type RefusalStatus = 400 | 401 | 403 | 404 | 409 | 412
 
 /** What a decision allows: the changes to write and the audit events to record with them. */
 export interface Allowed<C> {
@@ -44,6 +46,7 @@ export const deny = (refusal: Refusal): Denied => ({ ok: false, refusal })
 
 /** Constructors, so that a decision reads as `return deny(conflict('…'))`. */
 export const invalid = (detail: string): Refusal => ({ kind: 'invalid', detail })
+export const unauthenticated = (detail: string): Refusal => ({ kind: 'unauthenticated', detail })
 export const missingPermission = (permission: Permission): Refusal => ({ kind: 'permission', permission })
 export const forbiddenBy = (reason: string, detail: string): Refusal => ({ kind: 'forbidden', reason, detail })
 export const absent = (what: string): Refusal => ({ kind: 'not_found', what })
@@ -54,6 +57,8 @@ export function refusalStatus(r: Refusal): RefusalStatus {
   switch (r.kind) {
     case 'invalid':
       return 400
+    case 'unauthenticated':
+      return 401
     case 'permission':
     case 'forbidden':
       return 403
@@ -69,6 +74,7 @@ export function refusalStatus(r: Refusal): RefusalStatus {
 export function refusalDetail(r: Refusal): string {
   switch (r.kind) {
     case 'invalid':
+    case 'unauthenticated':
     case 'forbidden':
     case 'conflict':
     case 'precondition':

@@ -71,7 +71,7 @@ const BEARER_RE = /^Bearer[ ]+([^\s]+)\s*$/i
 
 type Presented = { kind: 'issued'; credential: IssuedCredential } | { kind: 'oidc'; token: string; verifier: OidcVerifier }
 
-/** The credential the request carries, before anything is read: a Bearer token of one of the three kinds, else the session cookie. */
+/** The credential the request carries, before anything is read: a Bearer token of one of its kinds, else the session cookie. */
 function presentedCredential(deps: KernelDeps, c: Context<AppEnv>): Presented {
   const header = c.req.header('authorization')
   if (header === undefined) {
@@ -83,6 +83,10 @@ function presentedCredential(deps: KernelDeps, c: Context<AppEnv>): Presented {
   if (!token) throw unauthorized("the Authorization header must be 'Bearer <token>'")
   if (token.startsWith(TOKEN_PREFIX.personal)) return { kind: 'issued', credential: deps.tokens.credential('personal', token) }
   if (token.startsWith(TOKEN_PREFIX.service)) return { kind: 'issued', credential: deps.tokens.credential('service', token) }
+  if (token.startsWith(TOKEN_PREFIX.cliAccess)) return { kind: 'issued', credential: deps.tokens.credential('cli', token) }
+  if (token.startsWith(TOKEN_PREFIX.cliRefresh)) {
+    throw unauthorized('a refresh token is not an access token: exchange it for one at POST /api/v1/auth/refresh')
+  }
   if (token.split('.').length === 3 && deps.oidc) return { kind: 'oidc', token, verifier: deps.oidc }
   throw unauthorized('unrecognized token')
 }
@@ -92,7 +96,8 @@ function presentedCredential(deps: KernelDeps, c: Context<AppEnv>): Presented {
  * Firestore for the credentials the platform issues, each one getAll:
  *  1. what the request itself names: the credential's document (its id is the SHA-256 of the
  *     value), the project of X-Project-ID, and what the value names (lib/ids.ts newNamingSecret):
- *     the account with its role grants, the service key a service token was obtained with, and
+ *     the account with its role grants, the service key a service token was obtained with (the
+ *     login a CLI credential belongs to, revoked as a whole on logout or refresh token reuse), and
  *     with them the documents the route declared (`prefetch`), so that the route's own record
  *     costs no second round trip. They are handed to the route only for a valid credential.
  *  2. only for a value that names nothing (one issued before values named their account) or names
@@ -415,7 +420,8 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'An OIDC access token, a personal access token (plat_pat_…) or a service-user token (plat_sat_…)',
+    description:
+      "An OIDC access token, a personal access token (plat_pat_…), a service-user token (plat_sat_…) or the CLI's access credential (plat_cli_…, from POST /auth/device/token, /auth/password or /auth/refresh)",
   })
   app.openAPIRegistry.registerComponent('securitySchemes', 'sessionCookie', { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE })
   // OpenAPI 3.1: a nullable field is `type: [T, 'null']` and an unconstrained value `{}`, never 3.0's `nullable` without a type.

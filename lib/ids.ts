@@ -46,4 +46,8 @@ export const TOKEN_PREFIX = {
   personal: 'plat_pat_',
   service: 'plat_sat_',
   session: 'plat_ses_',
+  /** A CLI login's access credential (1 hour): a Bearer token like the others. */
+  cliAccess: 'plat_cli_',
+  /** A CLI login's refresh credential: only ever sent to POST /auth/refresh and /auth/revoke, never as a Bearer token. */
+  cliRefresh: 'plat_clr_',
 } as const

@@ -429,8 +429,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Log in with e-mail and password (the CLI): returns an OIDC access token and a refresh token
-         * @description The e-mail and password go to the identity provider's token endpoint (the password grant, as the CLI's client: OIDC_CLI_CLIENT_ID, else the platform's client); the platform never stores a password. The access token is verified like any Bearer token, and a first login creates the platform user. Where the provider does not offer the grant (Google; Keycloak, Okta and Entra ID unless allowed for the client) the answer is 400, and where the account needs more than a password (Entra ID with multi-factor authentication or conditional access) 401: both details say to use the browser login (POST /auth/device) instead.
+         * Log in with e-mail and password (the CLI): returns the platform's access and refresh credentials
+         * @description The e-mail and password go to the identity provider's token endpoint (the password grant, as the CLI's client: OIDC_CLI_CLIENT_ID, else the platform's client); the platform never stores a password. The provider's ID token says who signed in (a first login creates the platform user); the platform then issues its own pair and keeps nothing of the provider's. Where the provider does not offer the grant (Google; Keycloak, Okta and Entra ID unless allowed for the client) the answer is 400, and where the account needs more than a password (Entra ID with multi-factor authentication or conditional access) 401: both details say to use the browser login (POST /auth/device) instead.
          */
         post: operations["passwordLogin"];
         delete?: never;
@@ -489,8 +489,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Poll the CLI's browser login: 202 until the person has confirmed the code, then the tokens
-         * @description Each call is one poll of the provider's token endpoint (grant type urn:ietf:params:oauth:grant-type:device_code). 202 while the person has not finished (slow_down: wait 5 s longer between polls from now on); 200 with the tokens once they have: an access token checked like any Bearer token (the API audience) for a user the first login creates, and a refresh token for POST /auth/refresh; 401 when the person refused at the provider, the code expired, or it is unknown or used (the detail begins with the provider's RFC 8628 error code).
+         * Poll the CLI's browser login: 202 until the person has confirmed the code, then the platform's credentials
+         * @description Each call is one poll of the provider's token endpoint (grant type urn:ietf:params:oauth:grant-type:device_code). 202 while the person has not finished (slow_down: wait 5 s longer between polls from now on); 200 once they have: the provider's ID token says who signed in (a first login creates the platform user), and the platform issues its own access and refresh credentials (nothing of the provider's is kept); 401 when the person refused at the provider, the code expired, or it is unknown or used (the detail begins with the provider's RFC 8628 error code).
          */
         post: operations["pollDeviceLogin"];
         delete?: never;
@@ -508,8 +508,31 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange a refresh token from POST /auth/password or POST /auth/device/token for a new access token */
+        /**
+         * Exchange the CLI's refresh credential for a new pair (rotation)
+         * @description The refresh credential is spent: the answer carries a new access credential and a new refresh credential, never past the end of the login (CLI_REFRESH_TTL_SECONDS after the sign-in). A spent refresh credential presented again ends the whole login (OAuth 2.0 Security BCP, RFC 9700 §4.14: a copy may have been stolen), and is answered 401; so are an unknown, expired or logged-out one, a disabled account, and a refresh token of the identity provider kept by a CLI from before the platform issued its own credentials. Every 401 says to log in again.
+         */
         post: operations["refreshLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a CLI login (platform logout): its refresh and access credentials stop working at once
+         * @description Takes either credential of the login (RFC 7009). Answers 204 whatever the token, known or not, already revoked or not, so that it tells nothing about it; a login it ends leaves token.revoked in the audit log. The identity provider's own session is not touched.
+         */
+        post: operations["revokeLogin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -795,11 +818,11 @@ export interface components {
             scope?: string;
         };
         LoginTokens: {
-            /** @description An OIDC access token (JWT) for Authorization: Bearer on every service */
+            /** @description The platform's access credential (plat_cli_…) for Authorization: Bearer on every service, until expires_in; the user's roles are read on every request */
             access_token: string;
-            /** @description For POST /auth/refresh, when the identity provider issues one */
-            refresh_token?: string;
-            /** @description Seconds until the access token expires (3600) */
+            /** @description The platform's refresh credential (plat_clr_…) for POST /auth/refresh, once: each refresh returns a new pair, and presenting a used one again ends the login (every credential of it). POST /auth/revoke ends the login. No credential of a login outlives its absolute lifetime (CLI_REFRESH_TTL_SECONDS, 30 days by default) */
+            refresh_token: string;
+            /** @description Seconds until the access credential expires: 3600, less in the login's last hour */
             expires_in: number;
             /** @enum {string} */
             token_type: "Bearer";
@@ -843,7 +866,12 @@ export interface components {
             device_code: string;
         };
         RefreshRequest: {
+            /** @description The refresh credential (plat_clr_…) of the latest pair: each works once */
             refresh_token: string;
+        };
+        RevokeRequest: {
+            /** @description A refresh (plat_clr_…) or access (plat_cli_…) credential of the CLI login to end, as RFC 7009's token */
+            token: string;
         };
     };
     responses: never;
@@ -3265,7 +3293,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Refresh token invalid, expired or revoked, or account disabled */
+            /** @description Refresh credential unknown, used, expired or revoked, or account disabled: log in again */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3274,17 +3302,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Login is not configured */
-            404: {
+        };
+    };
+    revokeLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeRequest"];
+            };
+        };
+        responses: {
+            /** @description The login is ended, if the token was a credential of one */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
+                content?: never;
             };
-            /** @description Identity provider unavailable */
-            500: {
+            /** @description Invalid parameters */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

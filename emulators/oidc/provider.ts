@@ -17,13 +17,27 @@ export interface OidcClientSeed {
 }
 
 /**
- * A public client for the CLI's logins alone (OIDC_CLI_CLIENT_ID): no secret, the device
- * authorization grant and refresh tokens but no password login, as Entra ID and Okta register the
- * client of a command line.
+ * A client for the CLI's logins alone (OIDC_CLI_CLIENT_ID), shaped as a provider registers one:
+ * the device authorization grant, and the password grant where allowed.
  */
-export interface OidcPublicClientSeed {
+export interface OidcCliClientSeed {
   client_id: string
-  public: true
+  /**
+   * Confidential with this secret, sent in the request body (client_secret_post) as Google's
+   * "TVs and Limited Input devices" clients do; without one, public (no secret), as Entra ID and
+   * Okta register the client of a command line.
+   */
+  client_secret?: string
+  /** Offered the password grant (a confidential client only: a public one is refused it with unauthorized_client). */
+  password_grant?: boolean
+  /** Its access tokens are opaque, for the provider's own userinfo endpoint only, as Google's are: never for the platform's API. */
+  opaque_access_tokens?: boolean
+  /**
+   * Answers as Google does: the device authorization names the address `verification_url` (not
+   * RFC 8628's `verification_uri`, and with no address carrying the code), and a poll before the
+   * person has finished is a 428.
+   */
+  google_device_answers?: boolean
 }
 
 export interface OidcProviderOptions {
@@ -31,7 +45,7 @@ export interface OidcProviderOptions {
   port?: number
   host?: string
   users: LocalUser[]
-  clients: Array<OidcClientSeed | OidcPublicClientSeed>
+  clients: Array<OidcClientSeed | OidcCliClientSeed>
   /** The resource indicator of the platform's API: the `aud` of every access token. An absolute URI. */
   audience: string
   /** How long a device login's codes last (default 600 s, as Okta's and Keycloak's). */
@@ -50,9 +64,9 @@ const ACCESS_TOKEN_TTL = 3600
 /**
  * The local suite's identity provider: a real OpenID Connect provider (oidc-provider) in this
  * process, with the authorization code flow (PKCE S256 required, state, nonce), a login form
- * backed by in-memory users, JWT (RS256) access tokens for the platform's API, refresh tokens,
- * and for the CLI the device authorization grant (RFC 8628: its pages at /device) and a password
- * grant. It stands in for the cloud's identity provider, so the platform talks to it exactly as it
+ * backed by in-memory users, JWT (RS256) access tokens for the platform's API (opaque ones for a
+ * CLI client that asks, as Google issues), refresh tokens, and for the CLI the device
+ * authorization grant (RFC 8628: its pages at /device) and a password grant. It stands in for the cloud's identity provider, so the platform talks to it exactly as it
  * would to that one: discovery, JWKS, device authorization and token endpoints.
  */
 export async function startOidcProvider(opts: OidcProviderOptions): Promise<RunningOidcProvider> {
@@ -92,21 +106,12 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
 
   const deviceFlow = opts.deviceFlow ?? true
   const deviceGrant = deviceFlow ? [DEVICE_CODE_GRANT] : []
+  const cliClients = opts.clients.filter((c): c is OidcCliClientSeed => !('redirect_uris' in c))
+  const cliClient = (clientId: string | undefined) => cliClients.find((c) => c.client_id === clientId)
   const configuration: Configuration = {
     clients: opts.clients.map((c) =>
-      'public' in c
+      'redirect_uris' in c
         ? {
-            client_id: c.client_id,
-            application_type: 'native',
-            redirect_uris: [],
-            response_types: [],
-            // The password grant's handler refuses a public client with RFC 6749's unauthorized_client, as Keycloak and
-            // Okta answer a client not allowed the grant (oidc-provider would answer invalid_request for an unlisted one).
-            grant_types: [...deviceGrant, 'refresh_token', PASSWORD_GRANT],
-            token_endpoint_auth_method: 'none',
-            require_auth_time: true,
-          }
-        : {
             client_id: c.client_id,
             client_secret: c.client_secret,
             redirect_uris: c.redirect_uris,
@@ -114,6 +119,18 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
             grant_types: ['authorization_code', 'refresh_token', PASSWORD_GRANT, ...deviceGrant],
             token_endpoint_auth_method: 'client_secret_basic',
             // Every ID token says when the user authenticated, which the platform records on the session.
+            require_auth_time: true,
+          }
+        : {
+            client_id: c.client_id,
+            ...(c.client_secret ? { client_secret: c.client_secret } : {}),
+            application_type: 'native',
+            redirect_uris: [],
+            response_types: [],
+            // The password grant's handler refuses a client not allowed it with RFC 6749's unauthorized_client, as Keycloak and
+            // Okta answer (oidc-provider would answer invalid_request for an unlisted one).
+            grant_types: [...deviceGrant, 'refresh_token', PASSWORD_GRANT],
+            token_endpoint_auth_method: c.client_secret ? 'client_secret_post' : 'none',
             require_auth_time: true,
           },
     ),
@@ -132,7 +149,8 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
-        defaultResource: () => opts.audience,
+        // No resource for a client with opaque access tokens: they are then for the userinfo endpoint only.
+        defaultResource: (_ctx, client) => (cliClient(client.clientId)?.opaque_access_tokens ? undefined : opts.audience),
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, indicator) => {
           if (indicator !== opts.audience) throw new errors.InvalidTarget(`unknown resource ${indicator}`)
@@ -156,7 +174,23 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
   }
 
   const provider = new Provider(issuer, configuration)
-  registerPasswordGrant(provider, accounts, opts.audience, resourceServer)
+  registerPasswordGrant(provider, accounts, {
+    audience: opts.audience,
+    resourceServer,
+    allowed: (clientId) => cliClient(clientId)?.password_grant ?? !cliClient(clientId),
+    opaque: (clientId) => cliClient(clientId)?.opaque_access_tokens ?? false,
+  })
+  provider.use(async (ctx, next) => {
+    await next()
+    if (!cliClient(ctx.oidc?.client?.clientId)?.google_device_answers) return
+    const body = ctx.body as Record<string, unknown> | undefined
+    if (ctx.oidc?.route === 'device_authorization' && ctx.status === 200 && body) {
+      const { verification_uri: url, verification_uri_complete: _complete, ...rest } = body
+      ctx.body = { ...rest, verification_url: url, interval: 5 }
+    } else if (ctx.oidc?.route === 'token' && ctx.status === 400 && body?.error === 'authorization_pending') {
+      ctx.status = 428
+    }
+  })
   const callback = provider.callback()
   handler = (req, res) => {
     handleInteraction(provider, accounts, req, res)
@@ -184,14 +218,22 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
 /**
  * The settings a platform service needs to use this provider: every service verifies its access
  * tokens; the admin service also logs users in with the client (it also needs ADMIN_PUBLIC_URL,
- * whose /api/v1/auth/callback must be one of the client's redirect_uris).
+ * whose /api/v1/auth/callback must be one of the client's redirect_uris), and the CLI with its own
+ * client when there is one.
  */
-export function platformOidcEnv(provider: RunningOidcProvider, client: OidcClientSeed, audience: string): Record<string, string> {
+export function platformOidcEnv(
+  provider: RunningOidcProvider,
+  client: OidcClientSeed,
+  audience: string,
+  cliClient?: OidcCliClientSeed,
+): Record<string, string> {
   return {
     OIDC_ISSUER: provider.issuer,
     OIDC_CLIENT_ID: client.client_id,
     OIDC_CLIENT_SECRET: client.client_secret,
     OIDC_AUDIENCE: audience,
     OIDC_ALLOW_HTTP: 'true',
+    ...(cliClient ? { OIDC_CLI_CLIENT_ID: cliClient.client_id } : {}),
+    ...(cliClient?.client_secret ? { OIDC_CLI_CLIENT_SECRET: cliClient.client_secret } : {}),
   }
 }

@@ -37,13 +37,6 @@ export interface LoginOptions {
   reauthSession?: string
 }
 
-export interface TokenSet {
-  access_token: string
-  refresh_token?: string
-  expires_in: number
-  token_type: 'Bearer'
-}
-
 /** Why a login did not go through, for the login.failed audit event and the 401 (`detail` when the caller is told more than the reason). */
 export class LoginRejected extends Error {
   constructor(
@@ -68,8 +61,8 @@ export interface DeviceAuthorization {
   interval: number
 }
 
-/** A poll of a device login: not yet (keep polling; slow_down: 5 s more between polls, RFC 8628 §3.5), or done. */
-export type DevicePoll = { status: 'authorization_pending' | 'slow_down' } | { status: 'complete'; user: UserRecord; tokens: TokenSet }
+/** A poll of a device login: not yet (keep polling; slow_down: 5 s more between polls, RFC 8628 §3.5), or done: who signed in. */
+export type DevicePoll = { status: 'authorization_pending' | 'slow_down' } | { status: 'complete'; user: UserRecord }
 
 /** The person has not finished at the provider yet: the CLI polls again. */
 class DeviceLoginPending extends Error {
@@ -171,12 +164,50 @@ export async function effectiveRoles(deps: KernelDeps, userId: string): Promise<
 const PROVIDER_UNAVAILABLE = 'identity provider unavailable'
 
 /**
+ * Google answers a device authorization with `verification_url` (the name of an early draft of
+ * RFC 8628), where the RFC and every other provider say `verification_uri`: the answer is read
+ * under the RFC's name. Anything else is left as it is.
+ */
+export function normalizeDeviceAuthorization(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body
+  const { verification_url: url, ...rest } = body as Record<string, unknown>
+  if (typeof url !== 'string' || typeof rest.verification_uri === 'string') return body
+  return { ...rest, verification_uri: url }
+}
+
+/**
+ * How the CLI's client authenticates with its secret: in the request body where the provider
+ * lists client_secret_post (Google's own examples send it so), else HTTP Basic, which RFC 6749
+ * §2.3.1 requires every provider to accept.
+ */
+export function cliClientAuthMethod(
+  meta: Pick<oidc.ServerMetadata, 'token_endpoint_auth_methods_supported'>,
+): 'client_secret_post' | 'client_secret_basic' {
+  return meta.token_endpoint_auth_methods_supported?.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic'
+}
+
+/** Fetches for the provider's client, reading the device authorization answer as normalizeDeviceAuthorization says. */
+function deviceAnswersNormalized(endpoint: string | undefined): oidc.CustomFetch {
+  const device = endpoint && URL.canParse(endpoint) ? new URL(endpoint).href : undefined
+  return async (url, options) => {
+    // openid-client's body type names Uint8Array<ArrayBufferLike>, which the DOM typings' BodyInit does not list; fetch takes it.
+    const res = await fetch(url, options as RequestInit)
+    if (new URL(url).href !== device || !res.ok || !(res.headers.get('content-type') ?? '').includes('json')) return res
+    const body = normalizeDeviceAuthorization(await res.json())
+    return new Response(JSON.stringify(body), { status: res.status, statusText: res.statusText, headers: { 'content-type': 'application/json' } })
+  }
+}
+
+/**
  * The admin service's side of OpenID Connect: the browser's authorization code flow (PKCE, state,
  * nonce; the login state in Firestore, single use), and the CLI's logins, in a browser (the device
  * authorization grant) or with e-mail and password, all through the configured identity provider.
- * The CLI talks only to this service, which holds the client: the provider's tokens are checked
- * here (the API's audience, an enabled user) before the CLI keeps them. The provider's metadata is
- * discovered once, on first use, and kept; a failed discovery is retried on the next login.
+ * A CLI login needs only the provider's ID token (its signature, issuer, audience and expiry are
+ * checked by openid-client's grant helpers): it says who the person is, and the platform issues
+ * the CLI's credentials itself (domain/identity/cli-login-store.ts). The provider's access and
+ * refresh tokens are neither checked nor kept, so any OIDC provider serves, Google's opaque access
+ * tokens included. The provider's metadata is discovered once, on first use, and kept; a failed
+ * discovery is retried on the next login.
  */
 export class OidcLogin {
   private discovered?: Promise<oidc.Configuration>
@@ -214,6 +245,10 @@ export class OidcLogin {
         // ID tokens are checked against the provider's keys too, not only their claims.
         execute: [oidc.enableNonRepudiationChecks, ...(s.allowHttp ? [oidc.allowInsecureRequests] : [])],
       })
+      .then((config) => {
+        config[oidc.customFetch] = deviceAnswersNormalized(config.serverMetadata().device_authorization_endpoint)
+        return config
+      })
       .catch((error: unknown) => {
         this.discovered = undefined
         log.error('OIDC discovery failed', { issuer: s.issuer, error })
@@ -223,19 +258,26 @@ export class OidcLogin {
   }
 
   /**
-   * The client of the CLI's logins: OIDC_CLI_CLIENT_ID as a public client (no secret sent), else
-   * the platform's own client. One discovery serves both. Refresh tokens belong to the client that
-   * got them, so the CLI's refreshes go through this client too.
+   * The client of the CLI's logins: OIDC_CLI_CLIENT_ID, public (no secret sent: Entra ID, Okta) or
+   * with OIDC_CLI_CLIENT_SECRET (Google's "TVs and Limited Input devices" clients), else the
+   * platform's own client. One discovery serves both.
    */
   private async cliConfiguration(log: Logger): Promise<oidc.Configuration> {
     const web = await this.configuration(log)
-    const s = this.settings()
-    if (!s.cli.clientId) return web
+    const { cli, allowHttp } = this.settings()
+    if (!cli.clientId) return web
     if (!this.cliClient) {
-      const config = new oidc.Configuration(web.serverMetadata(), s.cli.clientId, undefined, oidc.None())
+      const meta = web.serverMetadata()
+      const auth = !cli.clientSecret
+        ? oidc.None()
+        : cliClientAuthMethod(meta) === 'client_secret_post'
+          ? oidc.ClientSecretPost(cli.clientSecret)
+          : oidc.ClientSecretBasic(cli.clientSecret)
+      const config = new oidc.Configuration(meta, cli.clientId, undefined, auth)
       config.timeout = 10
+      config[oidc.customFetch] = deviceAnswersNormalized(meta.device_authorization_endpoint)
       oidc.enableNonRepudiationChecks(config)
-      if (s.allowHttp) oidc.allowInsecureRequests(config)
+      if (allowHttp) oidc.allowInsecureRequests(config)
       this.cliClient = config
     }
     return this.cliClient
@@ -368,7 +410,7 @@ export class OidcLogin {
    * grant), never into the platform's records. A provider that does not offer the grant, or an
    * account that needs more than a password, is answered with the browser login to use instead.
    */
-  async password(email: string, password: string, log: Logger): Promise<{ user: UserRecord; tokens: TokenSet }> {
+  async password(email: string, password: string, log: Logger): Promise<UserRecord> {
     const config = await this.cliConfiguration(log)
     const { scope } = this.settings().cli
     const response = await this.call(
@@ -389,7 +431,7 @@ export class OidcLogin {
         }
       },
     )
-    return this.accept(response, log)
+    return this.identify(response)
   }
 
   /**
@@ -440,41 +482,25 @@ export class OidcLogin {
           return 'wait' in meaning ? new DeviceLoginPending(meaning.wait) : new LoginRejected(meaning.rejected)
         },
       )
-      return { status: 'complete', ...(await this.accept(response, log)) }
+      return { status: 'complete', user: await this.identify(response) }
     } catch (error) {
       if (error instanceof DeviceLoginPending) return { status: error.status }
       throw error
     }
   }
 
-  async refresh(refreshToken: string, log: Logger): Promise<{ user: UserRecord; tokens: TokenSet }> {
-    const config = await this.cliConfiguration(log)
-    return this.accept(await this.call(log, () => oidc.refreshTokenGrant(config, refreshToken)), log)
-  }
-
-  /** The access token must be one the platform's APIs accept (lib/oidc.ts), and its user must exist and be enabled. */
-  private async accept(response: oidc.TokenEndpointResponse, log: Logger): Promise<{ user: UserRecord; tokens: TokenSet }> {
-    if (!this.deps.oidc) throw new ApiError(404, 'login is not configured on this service')
-    let claims: Awaited<ReturnType<NonNullable<KernelDeps['oidc']>['verify']>>
-    try {
-      claims = await this.deps.oidc.verify(response.access_token)
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 401) {
-        log.error('the identity provider issued an access token the platform does not accept', { detail: error.detail })
-        throw new ApiError(500, 'the identity provider issued an access token this platform does not accept (check OIDC_AUDIENCE)')
-      }
-      throw error
+  /**
+   * Who signed in, from the ID token of a CLI login's token response (already verified by
+   * openid-client: signature with the provider's keys, issuer, audience = the CLI's client, expiry):
+   * the platform user, found or created as the browser login does, and enabled.
+   */
+  private async identify(response: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers): Promise<UserRecord> {
+    const claims = response.claims()
+    if (!claims) {
+      throw new ApiError(500, 'the identity provider returned no ID token: OIDC_CLI_SCOPE must include openid')
     }
     const user = await this.deps.access.userForIdentity(identityOf(claims), Timestamp.fromDate(this.deps.clock.now()))
-    return {
-      user: this.usable(user),
-      tokens: {
-        access_token: response.access_token,
-        refresh_token: response.refresh_token,
-        expires_in: response.expires_in ?? 3600,
-        token_type: 'Bearer',
-      },
-    }
+    return this.usable(user)
   }
 
   private usable(user: UserRecord): UserRecord {

@@ -78,7 +78,7 @@ export interface OrgRecord {
   created: Timestamp
 }
 
-export type AuthMethod = 'oidc' | 'personal_token' | 'service_token' | 'session'
+export type AuthMethod = 'oidc' | 'personal_token' | 'service_token' | 'session' | 'cli_token'
 
 /** Who is calling, and with which roles, resolved afresh on every request. */
 export interface Principal {

@@ -4,8 +4,8 @@ import type { Db } from '../db.js'
 import { idsNamedBy, newId, newNamingSecret, sha256, TOKEN_PREFIX } from '../ids.js'
 
 /**
- * Bearer secrets the platform issues itself: personal access tokens, service-user access tokens
- * and browser sessions. Each is a random value with a recognizable prefix, shown once; Firestore
+ * Bearer secrets the platform issues itself: personal access tokens, service-user access tokens,
+ * browser sessions and the CLI's access credentials (docs/cli-login.md). Each is a random value with a recognizable prefix, shown once; Firestore
  * keeps only its SHA-256, as the document id, so a lookup is one read. After the random part, the
  * value names the account it was issued to (and a service token the key it was obtained with), so
  * that a request reads them in the same round trip as the credential (lib/ids.ts newNamingSecret).
@@ -51,6 +51,35 @@ export interface SessionRecord {
   reauth_refused?: { at: Timestamp; user_id: string; email?: string }
 }
 
+/**
+ * A login of the CLI (docs/cli-login.md): one sign-in at the identity provider, and the family of
+ * access and refresh credentials rotated from it (RFC 9700 §4.14). Revoking it (logout, a spent
+ * refresh token presented again) ends every credential of the family at once: each access
+ * credential's check reads it, as a service token's reads its key. Nothing of the provider's is kept.
+ */
+export interface CliLoginRecord {
+  id: string
+  user_id: string
+  /** How the person signed in at the provider. */
+  method: 'browser' | 'password'
+  created: Timestamp
+  /** The absolute end of the login (CLI_REFRESH_TTL_SECONDS after the sign-in): no credential of it outlives it, however often refreshed. */
+  expires_at: Timestamp
+  refreshes: number
+  last_refreshed_at?: Timestamp
+  revoked_at?: Timestamp
+  /** logout: its owner ended it; reuse: a spent refresh token of it was presented again (a copy may have been stolen). */
+  revoked_because?: 'logout' | 'reuse'
+}
+
+/** A CLI login's access credential (`plat_cli_…`, 1 hour, never past its login's end), stored under its SHA-256. */
+export interface CliAccessTokenRecord {
+  login_id: string
+  user_id: string
+  created: Timestamp
+  expires_at: Timestamp
+}
+
 export type Lookup<T> = { ok: true; record: T } | { ok: false; reason: string }
 
 /**
@@ -60,12 +89,13 @@ export type Lookup<T> = { ok: true; record: T } | { ok: false; reason: string }
  * must still be active, which the caller reads in its next batch, with the user.
  */
 export interface IssuedCredential {
-  method: 'personal_token' | 'service_token' | 'session'
+  method: 'personal_token' | 'service_token' | 'session' | 'cli_token'
   ref: DocumentReference
   /**
-   * The documents the value names (its account, a service token's key), to read with the credential
-   * in one batch; hints only: `check` says whose the credential is, and a named document that is not
-   * that one is not used. None for a value minted before values named them.
+   * The documents the value names (its account; the document whose revocation ends it: a service
+   * token's key, a CLI credential's login), to read with the credential in one batch; hints only:
+   * `check` says whose the credential is, and a named document that is not that one is not used.
+   * None for a value minted before values named them.
    */
   named: { user?: DocumentReference; key?: DocumentReference }
   check(snap: DocumentSnapshot, now: Date): Lookup<{ userId: string; credentialId: string; key?: DocumentReference }>
@@ -89,6 +119,13 @@ function judgePersonal(ref: DocumentReference, snap: DocumentSnapshot, now: Date
 function judgeServiceToken(snap: DocumentSnapshot, now: Date): Lookup<ServiceTokenRecord> {
   if (!snap.exists) return { ok: false, reason: 'unknown token' }
   const record = snap.data() as ServiceTokenRecord
+  if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'token expired' }
+  return { ok: true, record }
+}
+
+function judgeCliAccess(snap: DocumentSnapshot, now: Date): Lookup<CliAccessTokenRecord> {
+  if (!snap.exists) return { ok: false, reason: 'unknown token' }
+  const record = snap.data() as CliAccessTokenRecord
   if (record.expires_at.toMillis() <= now.getTime()) return { ok: false, reason: 'token expired' }
   return { ok: true, record }
 }
@@ -190,13 +227,16 @@ export class TokenStore {
     return { value, record }
   }
 
-  /** Whether the service key a token was obtained with (the document `IssuedCredential.check` named) is still active. */
+  /**
+   * Whether the document a credential depends on (the one `IssuedCredential.check` named: the
+   * service key a token was obtained with, the login a CLI credential belongs to) is still active.
+   */
   keyActive(snap: DocumentSnapshot): Lookup<true> {
     return snap.exists && !snap.get('revoked_at') ? { ok: true, record: true } : { ok: false, reason: 'token revoked' }
   }
 
   /** The credential a Bearer token or session cookie carries, by its kind (its prefix). */
-  credential(kind: 'personal' | 'service' | 'session', value: string): IssuedCredential {
+  credential(kind: 'personal' | 'service' | 'session' | 'cli', value: string): IssuedCredential {
     const id = sha256(value)
     const users = this.db.col('users')
     const keys = this.db.col('service_keys')
@@ -226,6 +266,21 @@ export class TokenStore {
             if (!found.ok) return found
             const { user_id, key_id } = found.record
             return { ok: true, record: { userId: user_id, credentialId: key_id, key: keys.doc(key_id) } }
+          },
+        }
+      }
+      case 'cli': {
+        const [userId, loginId] = idsNamedBy(TOKEN_PREFIX.cliAccess, value, 2)
+        const logins = this.db.col('cli_logins')
+        return {
+          method: 'cli_token',
+          ref: this.db.col('cli_access_tokens').doc(id),
+          named: userId && loginId ? { user: users.doc(userId), key: logins.doc(loginId) } : {},
+          check(snap, now) {
+            const found = judgeCliAccess(snap, now)
+            if (!found.ok) return found
+            const { user_id, login_id } = found.record
+            return { ok: true, record: { userId: user_id, credentialId: login_id, key: logins.doc(login_id) } }
           },
         }
       }

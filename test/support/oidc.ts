@@ -4,10 +4,31 @@ import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import type { Hono } from 'hono'
 import { createAdminApp } from '../../functions/admin/service.js'
-import { platformOidcEnv, startOidcProvider, type RunningOidcProvider } from '../../emulators/oidc/provider.js'
+import { platformOidcEnv, startOidcProvider, type OidcCliClientSeed, type RunningOidcProvider } from '../../emulators/oidc/provider.js'
 import { makeWorld, rand } from './world.js'
 
 export const TEST_AUDIENCE = 'urn:pipeline-platform:api'
+
+/**
+ * The CLI's own client at the provider (OIDC_CLI_CLIENT_ID), as providers register one:
+ *  - public: no secret, the device grant but no password grant (Entra ID, Okta);
+ *  - google: Google's "TVs and Limited Input devices" client: a secret, the device grant only,
+ *    opaque access tokens, and Google's device answers (verification_url, 428 while pending);
+ *  - confidential: a secret, both grants, opaque access tokens (the local suite's CLI client).
+ */
+export type CliClientShape = 'public' | 'google' | 'confidential'
+
+function cliClientSeed(shape: CliClientShape): OidcCliClientSeed {
+  const secret = randomBytes(24).toString('base64url')
+  switch (shape) {
+    case 'public':
+      return { client_id: 'platform-cli' }
+    case 'google':
+      return { client_id: 'platform-cli', client_secret: secret, opaque_access_tokens: true, google_device_answers: true }
+    case 'confidential':
+      return { client_id: 'platform-cli', client_secret: secret, password_grant: true, opaque_access_tokens: true }
+  }
+}
 
 /** Listens on 127.0.0.1 at a free port; the app can be set after the address is known. */
 export async function listen(): Promise<{ url: string; server: Server; serve(app: Hono<any>): void; stop(): Promise<void> }> {
@@ -36,8 +57,8 @@ export async function startLoginStack(
   extraEnv: Record<string, string> = {},
   opts: {
     otherUsers?: string[]
-    /** A public client of the CLI's own at the provider (OIDC_CLI_CLIENT_ID), as Entra ID and Okta have it. */
-    publicCliClient?: boolean
+    /** A client of the CLI's own at the provider (OIDC_CLI_CLIENT_ID); without it the CLI's logins use the platform's client. */
+    cliClient?: CliClientShape
     deviceCodeTtlSeconds?: number
     /** false: a provider that does not offer the device authorization grant (the CLI's browser login). */
     deviceFlow?: boolean
@@ -56,7 +77,7 @@ export async function startLoginStack(
     client_secret: randomBytes(24).toString('base64url'),
     redirect_uris: [`${admin.url}/api/v1/auth/callback`],
   }
-  const cliClient = opts.publicCliClient ? { client_id: 'platform-cli', public: true as const } : undefined
+  const cliClient = opts.cliClient ? cliClientSeed(opts.cliClient) : undefined
   const provider = await startOidcProvider({
     users: [user, ...others],
     clients: [client, ...(cliClient ? [cliClient] : [])],
@@ -64,9 +85,8 @@ export async function startLoginStack(
     deviceCodeTtlSeconds: opts.deviceCodeTtlSeconds,
     deviceFlow: opts.deviceFlow,
   })
-  const env = {
-    ...platformOidcEnv(provider, client, TEST_AUDIENCE),
-    ...(cliClient ? { OIDC_CLI_CLIENT_ID: cliClient.client_id } : {}),
+  const env: Record<string, string> = {
+    ...platformOidcEnv(provider, client, TEST_AUDIENCE, cliClient),
     ADMIN_PUBLIC_URL: admin.url,
     ...extraEnv,
   }
@@ -193,16 +213,17 @@ export async function browserLogin(browser: Browser, adminUrl: string, credentia
 
 /**
  * A person finishing a device login at the provider (RFC 8628 §3.3): the address with the code
- * filled in (a self-submitting form), the page that shows the code to confirm, then the provider's
- * login form, or Cancel on the confirmation. Returns the last page.
+ * filled in (a self-submitting form), or, where the provider gives none (Google, Entra ID), its
+ * page where they type the code; then the page that shows the code to confirm, then the
+ * provider's login form, or Cancel on the confirmation. Returns the last page.
  */
 export async function confirmDeviceLogin(
   browser: Browser,
-  verificationUriComplete: string,
+  login: string | { verification_uri: string; user_code: string },
   credentials: { email: string; password: string },
   opts: { cancel?: boolean } = {},
 ) {
-  const confirmation = await submitAutoPost(browser, await browser.follow(verificationUriComplete))
+  const confirmation = typeof login === 'string' ? await submitAutoPost(browser, await browser.follow(login)) : await typeDeviceCode(browser, login)
   const html = await confirmation.res.text()
   const action = /<form id="op.deviceConfirmForm" method="post" action="([^"]+)"/.exec(html)?.[1]
   if (!action) throw new Error(`no device confirmation form at ${confirmation.url}:\n${html}`)
@@ -214,4 +235,18 @@ export async function confirmDeviceLogin(
   })
   if (opts.cancel) return answered
   return submitLoginForm(browser, answered.url, await answered.res.text(), credentials)
+}
+
+/** The provider's page where the person types the code the device shows, submitted with it. */
+async function typeDeviceCode(browser: Browser, login: { verification_uri: string; user_code: string }) {
+  const page = await browser.follow(login.verification_uri)
+  const html = await page.res.text()
+  const action = /<form id="op.deviceInputForm" novalidate method="post" action="([^"]+)"/.exec(html)?.[1]
+  const xsrf = /<input type="hidden" name="xsrf" value="([^"]*)"\/>/.exec(html)?.[1]
+  if (!action || xsrf === undefined) throw new Error(`no code form at ${page.url}:\n${html}`)
+  return browser.follow(new URL(action, page.url).href, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ xsrf, user_code: login.user_code }).toString(),
+  })
 }

@@ -7,6 +7,7 @@ import { reportsDeps } from '../../functions/reports/deps.js'
 import { createReportsApp } from '../../functions/reports/service.js'
 import { variantCacheDeps } from '../../functions/variant-cache/deps.js'
 import { createVariantCacheApp } from '../../functions/variant-cache/service.js'
+import { sha256 } from '../../lib/ids.js'
 import { createKernel } from '../../lib/kernel.js'
 import { SERVICES } from '../../functions/services.js'
 import { pipelineId, PLATFORM_SCOPE } from '../../domain/pipelines/model.js'
@@ -75,7 +76,9 @@ async function passwordLogin(c: Ctx) {
   return res.body as { refresh_token: string }
 }
 
-const userOf = async (c: Ctx) => (await c.world.deps.access.findUserBy('email', c.stack.user.email.toLowerCase()))!.id
+/** The CLI login a refresh credential belongs to, as stored (under the credential's SHA-256). */
+const cliLoginOf = async (c: Ctx, refreshToken: string) =>
+  (await c.world.deps.db.col('cli_refresh_tokens').doc(sha256(refreshToken)).get()).get('login_id') as string
 
 const putFile = (c: Ctx, path: string) => files!.storage.write(c.world.project.bucket_name, path, 'x', 'text/plain')
 const fileEntity = (c: Ctx, path: string) => `file:gs://${c.world.project.bucket_name}/${path}`
@@ -141,16 +144,26 @@ export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
     path: '/auth/password',
     token: null,
     body: { email: c.stack.user.email, password: c.stack.user.password },
-    event: () => ({ scope: platform, entity: 'user', action: 'login.succeeded' }),
+    event: () => ({ scope: platform, entity: 'cli_login', action: 'login.succeeded' }),
   }),
   refreshLogin: async (c) => {
     const { refresh_token } = await passwordLogin(c)
-    const userId = await userOf(c)
+    const loginId = await cliLoginOf(c, refresh_token)
     return {
       path: '/auth/refresh',
       token: null,
       body: { refresh_token },
-      event: () => ({ scope: platform, entity: `user:${userId}`, action: 'login.refreshed' }),
+      event: () => ({ scope: platform, entity: `cli_login:${loginId}`, action: 'token.refreshed' }),
+    }
+  },
+  revokeLogin: async (c) => {
+    const { refresh_token } = await passwordLogin(c)
+    const loginId = await cliLoginOf(c, refresh_token)
+    return {
+      path: '/auth/revoke',
+      token: null,
+      body: { token: refresh_token },
+      event: () => ({ scope: platform, entity: `cli_login:${loginId}`, action: 'token.revoked' }),
     }
   },
   beginDeviceLogin: async () => ({
@@ -166,7 +179,7 @@ export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
       path: '/auth/device/token',
       token: null,
       body: { device_code: started.body.device_code },
-      event: () => ({ scope: platform, entity: 'user', action: 'login.succeeded' }),
+      event: () => ({ scope: platform, entity: 'cli_login', action: 'login.succeeded' }),
     }
   },
   exchangeServiceToken: async (c) => {

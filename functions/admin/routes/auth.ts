@@ -6,6 +6,8 @@ import type { AuditContext } from '../../../lib/audit.js'
 import { ApiError } from '../../../lib/errors.js'
 import { attemptKeys, auditContext, resourceApp, SESSION_COOKIE } from '../../../lib/http.js'
 import { ErrorBody, json } from '../../../lib/openapi.js'
+import type { CliLoginMethod } from '../../../domain/identity/cli-logins.js'
+import type { UserRecord } from '../../../lib/auth/access.js'
 import type { AdminDeps, AdminEnv } from '../deps.js'
 import { DEFAULT_RETURN_TO, effectiveRoles, LoginRejected, safeReturnTo, userActor } from '../login.js'
 
@@ -19,7 +21,21 @@ const PasswordLogin = z
   })
   .openapi('PasswordLogin')
 
-const RefreshRequest = z.object({ refresh_token: z.string().min(1).max(4096) }).openapi('RefreshRequest')
+const RefreshRequest = z
+  .object({
+    refresh_token: z.string().min(1).max(4096).openapi({ description: 'The refresh credential (plat_clr_…) of the latest pair: each works once' }),
+  })
+  .openapi('RefreshRequest')
+
+const RevokeRequest = z
+  .object({
+    token: z
+      .string()
+      .min(1)
+      .max(4096)
+      .openapi({ description: "A refresh (plat_clr_…) or access (plat_cli_…) credential of the CLI login to end, as RFC 7009's token" }),
+  })
+  .openapi('RevokeRequest')
 
 const CliLogin = z
   .object({
@@ -61,9 +77,16 @@ const DeviceLoginPending = z
 
 const LoginTokens = z
   .object({
-    access_token: z.string().openapi({ description: 'An OIDC access token (JWT) for Authorization: Bearer on every service' }),
-    refresh_token: z.string().optional().openapi({ description: 'For POST /auth/refresh, when the identity provider issues one' }),
-    expires_in: z.number().int().openapi({ description: 'Seconds until the access token expires (3600)' }),
+    access_token: z.string().openapi({
+      description:
+        "The platform's access credential (plat_cli_…) for Authorization: Bearer on every service, until expires_in; the user's roles are read on every request",
+    }),
+    refresh_token: z.string().openapi({
+      description:
+        "The platform's refresh credential (plat_clr_…) for POST /auth/refresh, once: each refresh returns a new pair, and presenting a used one again ends the login (every credential of it). " +
+        'POST /auth/revoke ends the login. No credential of a login outlives its absolute lifetime (CLI_REFRESH_TTL_SECONDS, 30 days by default)',
+    }),
+    expires_in: z.number().int().openapi({ description: "Seconds until the access credential expires: 3600, less in the login's last hour" }),
     token_type: z.literal('Bearer'),
   })
   .openapi('LoginTokens')
@@ -119,6 +142,16 @@ const cookieOptions = (c: Context<AdminEnv>, maxAge: number, path = '/'): Cookie
   maxAge,
 })
 const callbackPath = (c: Context<AdminEnv>) => new URL(c.get('deps').login.redirectUri).pathname
+
+/** The end of a CLI login: the platform's own pair for the user the identity provider's ID token named, with login.succeeded. */
+function beginCliLogin(c: Context<AdminEnv>, user: UserRecord, method: CliLoginMethod, authMethod: string) {
+  const deps = c.get('deps')
+  return deps.cliLogins.begin(userActor(user, auditContext(c).request, authMethod), {
+    userId: user.id,
+    method,
+    lifetimeSeconds: deps.config.cliRefreshTtlSeconds,
+  })
+}
 
 async function recordFailure(c: Context<AdminEnv>, who: string, reason: string, method: string) {
   const { audit, log } = c.get('deps')
@@ -290,10 +323,10 @@ auth.openapi(
     method: 'post',
     path: '/auth/password',
     tags: ['auth'],
-    summary: 'Log in with e-mail and password (the CLI): returns an OIDC access token and a refresh token',
+    summary: "Log in with e-mail and password (the CLI): returns the platform's access and refresh credentials",
     description:
       "The e-mail and password go to the identity provider's token endpoint (the password grant, as the CLI's client: OIDC_CLI_CLIENT_ID, else the platform's client); " +
-      'the platform never stores a password. The access token is verified like any Bearer token, and a first login creates the platform user. ' +
+      "the platform never stores a password. The provider's ID token says who signed in (a first login creates the platform user); the platform then issues its own pair and keeps nothing of the provider's. " +
       'Where the provider does not offer the grant (Google; Keycloak, Okta and Entra ID unless allowed for the client) the answer is 400, and where the account needs more than a password ' +
       '(Entra ID with multi-factor authentication or conditional access) 401: both details say to use the browser login (POST /auth/device) instead.',
     security: [],
@@ -314,14 +347,9 @@ auth.openapi(
     const keys = attemptKeys(c, `password:${email}`)
     await deps.throttle.check(keys)
     try {
-      const { user, tokens } = await deps.login.password(email, password, deps.log)
+      const user = await deps.login.password(email, password, deps.log)
       await deps.throttle.succeeded(keys)
-      await deps.audit.record(userActor(user, auditContext(c).request, 'password'), {
-        action: 'login.succeeded',
-        entity: { type: 'user', id: user.id },
-        change: { reason: 'password' },
-      })
-      return c.json(tokens, 200)
+      return c.json(await beginCliLogin(c, user, 'password', 'password'), 200)
     } catch (error) {
       if (error instanceof LoginRejected) {
         await deps.throttle.failed(keys)
@@ -386,11 +414,11 @@ auth.openapi(
     method: 'post',
     path: '/auth/device/token',
     tags: ['auth'],
-    summary: "Poll the CLI's browser login: 202 until the person has confirmed the code, then the tokens",
+    summary: "Poll the CLI's browser login: 202 until the person has confirmed the code, then the platform's credentials",
     description:
       "Each call is one poll of the provider's token endpoint (grant type urn:ietf:params:oauth:grant-type:device_code). " +
-      '202 while the person has not finished (slow_down: wait 5 s longer between polls from now on); 200 with the tokens once they have: an access token checked like any Bearer token (the API audience) ' +
-      "for a user the first login creates, and a refresh token for POST /auth/refresh; 401 when the person refused at the provider, the code expired, or it is unknown or used (the detail begins with the provider's RFC 8628 error code).",
+      "202 while the person has not finished (slow_down: wait 5 s longer between polls from now on); 200 once they have: the provider's ID token says who signed in (a first login creates the platform user), " +
+      "and the platform issues its own access and refresh credentials (nothing of the provider's is kept); 401 when the person refused at the provider, the code expired, or it is unknown or used (the detail begins with the provider's RFC 8628 error code).",
     security: [],
     request: { body: { content: { 'application/json': { schema: DeviceTokenRequest } }, required: true } },
     responses: {
@@ -411,12 +439,7 @@ auth.openapi(
     try {
       const poll = await deps.login.pollDevice(c.req.valid('json').device_code, deps.log)
       if (poll.status !== 'complete') return c.json({ status: poll.status }, 202)
-      await deps.audit.record(userActor(poll.user, auditContext(c).request, 'device_code'), {
-        action: 'login.succeeded',
-        entity: { type: 'user', id: poll.user.id },
-        change: { reason: 'browser (device authorization grant)' },
-      })
-      return c.json(poll.tokens, 200)
+      return c.json(await beginCliLogin(c, poll.user, 'browser', 'device_code'), 200)
     } catch (error) {
       if (error instanceof LoginRejected) {
         await deps.throttle.failed(keys)
@@ -434,33 +457,47 @@ auth.openapi(
     method: 'post',
     path: '/auth/refresh',
     tags: ['auth'],
-    summary: 'Exchange a refresh token from POST /auth/password or POST /auth/device/token for a new access token',
+    summary: "Exchange the CLI's refresh credential for a new pair (rotation)",
+    description:
+      'The refresh credential is spent: the answer carries a new access credential and a new refresh credential, never past the end of the login (CLI_REFRESH_TTL_SECONDS after the sign-in). ' +
+      'A spent refresh credential presented again ends the whole login (OAuth 2.0 Security BCP, RFC 9700 §4.14: a copy may have been stolen), and is answered 401; so are an unknown, expired or logged-out one, a disabled account, ' +
+      'and a refresh token of the identity provider kept by a CLI from before the platform issued its own credentials. Every 401 says to log in again.',
     security: [],
     request: { body: { content: { 'application/json': { schema: RefreshRequest } }, required: true } },
     responses: {
       200: json(LoginTokens),
       400: errorResponse('Invalid parameters'),
-      401: errorResponse('Refresh token invalid, expired or revoked, or account disabled'),
-      404: errorResponse('Login is not configured'),
-      500: errorResponse('Identity provider unavailable'),
+      401: errorResponse('Refresh credential unknown, used, expired or revoked, or account disabled: log in again'),
     },
   }),
   async (c) => {
     c.header('Cache-Control', 'no-store')
-    try {
-      const deps = c.get('deps')
-      const { user, tokens } = await deps.login.refresh(c.req.valid('json').refresh_token, deps.log)
-      // A new access token is a new credential in use: recorded like the login that started it.
-      await deps.audit.record(userActor(user, auditContext(c).request, 'refresh_token'), {
-        action: 'login.refreshed',
-        entity: { type: 'user', id: user.id },
-      })
-      return c.json(tokens, 200)
-    } catch (error) {
-      if (error instanceof LoginRejected) {
-        throw new ApiError(401, error.reason === 'invalid_grant' ? 'refresh token invalid, expired or revoked' : `refresh failed: ${error.reason}`)
-      }
-      throw error
-    }
+    const deps = c.get('deps')
+    const { tokens } = await deps.cliLogins.refresh(auditContext(c).request, c.req.valid('json').refresh_token)
+    return c.json(tokens, 200)
+  },
+)
+
+auth.openapi(
+  createRoute({
+    operationId: 'revokeLogin',
+    method: 'post',
+    path: '/auth/revoke',
+    tags: ['auth'],
+    summary: 'End a CLI login (platform logout): its refresh and access credentials stop working at once',
+    description:
+      'Takes either credential of the login (RFC 7009). Answers 204 whatever the token, known or not, already revoked or not, so that it tells nothing about it; ' +
+      "a login it ends leaves token.revoked in the audit log. The identity provider's own session is not touched.",
+    security: [],
+    request: { body: { content: { 'application/json': { schema: RevokeRequest } }, required: true } },
+    responses: {
+      204: { description: 'The login is ended, if the token was a credential of one' },
+      400: errorResponse('Invalid parameters'),
+    },
+  }),
+  async (c) => {
+    const deps = c.get('deps')
+    await deps.cliLogins.logout(auditContext(c).request, c.req.valid('json').token)
+    return c.body(null, 204)
   },
 )

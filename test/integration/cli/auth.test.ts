@@ -2,6 +2,8 @@ import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { SettingsStore } from '../../../cli/settings.js'
+import { REFRESH_REFUSED } from '../../../domain/identity/cli-logins.js'
+import { sha256 } from '../../../lib/ids.js'
 import { configHome, parseJson, runMain, startCliOnTerminal, startPlatform } from '../../support/cli.js'
 import { startLoginStack } from '../../support/oidc.js'
 
@@ -68,17 +70,22 @@ describe('platform login, whoami, logout and profiles', async () => {
     expect(list.stderr).toContain('cannot reach the compute service at http://127.0.0.1:9: is the local suite running? (npm start)')
   })
 
-  it('logs in with e-mail and password from stdin, and the stored OIDC token works', async () => {
+  it("logs in with e-mail and password from stdin, keeps the platform's pair, and it works", async () => {
     const home = await configHome(platform)
     const login = await runMain(['login', '--email', user.email, '--password-stdin', '--json'], { configDir: home, input: user.password })
     expect(login.code).toBe(0)
-    expect(parseJson(login)).toMatchObject({ profile: 'local', method: 'password', user: { email: user.email, auth_method: 'oidc' } })
+    expect(parseJson(login)).toMatchObject({ profile: 'local', method: 'password', user: { email: user.email, auth_method: 'cli_token' } })
     const stored = new SettingsStore(home).credentials('local')!
-    expect(stored).toMatchObject({ method: 'password', email: user.email, refresh_token: expect.any(String) })
+    expect(stored).toMatchObject({
+      method: 'password',
+      email: user.email,
+      access_token: expect.stringMatching(/^plat_cli_/),
+      refresh_token: expect.stringMatching(/^plat_clr_/),
+    })
     expect(Date.parse(stored.expires_at!)).toBeGreaterThan(Date.now() + 3000 * 1000)
 
     const who = await runMain(['whoami', '--json'], { configDir: home })
-    expect(parseJson(who)).toMatchObject({ email: user.email, auth_method: 'oidc' })
+    expect(parseJson(who)).toMatchObject({ email: user.email, auth_method: 'cli_token' })
   })
 
   it('refuses a wrong password with the service detail and exit code 4', async () => {
@@ -115,7 +122,7 @@ describe('platform login, whoami, logout and profiles', async () => {
     expect(login.stderr).toContain('--password-stdin')
   })
 
-  it('refreshes an expired access token with the refresh token and keeps the new one', async () => {
+  it('refreshes an expired access credential with the refresh credential and keeps the new pair', async () => {
     const home = await configHome(platform)
     await runMain(['login', '--email', user.email, '--password-stdin'], { configDir: home, input: user.password })
     const settings = new SettingsStore(home)
@@ -127,24 +134,58 @@ describe('platform login, whoami, logout and profiles', async () => {
     expect(parseJson(who).email).toBe(user.email)
     const after = settings.credentials('local')!
     expect(after.access_token).not.toBe(before.access_token)
+    expect(after.refresh_token).not.toBe(before.refresh_token)
     expect(Date.parse(after.expires_at!)).toBeGreaterThan(Date.now())
   })
 
-  it('asks for a new login when the refresh token is refused too', async () => {
+  it('refreshes once when several commands find the access credential expired at the same time, so the login is not taken for stolen', async () => {
+    const home = await configHome(platform)
+    await runMain(['login', '--email', user.email, '--password-stdin'], { configDir: home, input: user.password })
+    const settings = new SettingsStore(home)
+    const before = settings.credentials('local')!
+    settings.saveCredentials('local', { ...before, expires_at: new Date(Date.now() - 1000).toISOString() })
+
+    // whoami itself sends two requests at once; four of them, eight requests that all find the credential expired.
+    const runs = await Promise.all([1, 2, 3, 4].map(() => runMain(['whoami', '--json'], { configDir: home })))
+    expect(runs.map((r) => [r.code, r.stderr])).toEqual(runs.map(() => [0, '']))
+    const after = settings.credentials('local')!
+    const refreshed = await runMain(['whoami'], { configDir: home })
+    expect(refreshed.code).toBe(0)
+    const stored = await world.deps.db.col('cli_refresh_tokens').doc(sha256(after.refresh_token!)).get()
+    const login = await world.deps.db.col('cli_logins').doc(stored.get('login_id')).get()
+    expect(login.get('revoked_at')).toBeUndefined()
+    expect(login.get('refreshes')).toBe(1)
+  })
+
+  it('says the login has ended, and why, when the refresh credential is refused: a refresh token of the identity provider kept by an earlier CLI', async () => {
     const home = await configHome(platform)
     new SettingsStore(home).saveCredentials('local', {
       method: 'password',
       access_token: 'expired.jwt.token',
-      refresh_token: 'not-a-refresh-token',
+      refresh_token: 'a-refresh-token-of-the-identity-provider',
       expires_at: new Date(Date.now() - 1000).toISOString(),
       saved_at: new Date().toISOString(),
     })
     const who = await runMain(['whoami'], { configDir: home })
     expect(who.code).toBe(4)
-    expect(who.stderr).toContain('not logged in or token expired: run platform login')
+    expect(who.stderr.trim()).toBe(`platform: the login has ended: ${REFRESH_REFUSED.notOurs}`)
   })
 
-  it('logs out: the credentials are gone and whoami asks for a login', async () => {
+  it('logs out: the login is ended at the platform (a copy of its credentials is refused too), the credentials are gone and whoami asks for a login', async () => {
+    const home = await configHome(platform)
+    await runMain(['login', '--email', user.email, '--password-stdin'], { configDir: home, input: user.password })
+    const copy = new SettingsStore(home).credentials('local')!
+    const out = await runMain(['logout', '--json'], { configDir: home })
+    expect(out.code).toBe(0)
+    expect(parseJson(out)).toEqual({ profile: 'local', logged_out: true, login_ended: true })
+    expect((await runMain(['whoami'], { configDir: home })).code).toBe(4)
+    const elsewhere = await configHome(platform)
+    new SettingsStore(elsewhere).saveCredentials('local', copy)
+    const stolen = await runMain(['whoami'], { configDir: elsewhere })
+    expect(stolen.code).toBe(4)
+  })
+
+  it('logs out of a personal access token: the credentials are gone and whoami asks for a login', async () => {
     const home = await configHome(platform)
     await runMain(['login', '--token', world.owner.token], { configDir: home })
     const out = await runMain(['logout'], { configDir: home })

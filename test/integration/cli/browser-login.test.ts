@@ -55,12 +55,17 @@ describe('platform login in a browser: the device authorization grant at the loc
     expect(done.stdout).toMatch(new RegExp(`logged in as\\s+${user.email}`))
     expect(done.stdout).toMatch(/method\s+browser \(device authorization\)/)
     const stored = new SettingsStore(home).credentials('local')!
-    expect(stored).toMatchObject({ method: 'browser', email: user.email, refresh_token: expect.any(String) })
+    expect(stored).toMatchObject({
+      method: 'browser',
+      email: user.email,
+      access_token: expect.stringMatching(/^plat_cli_/),
+      refresh_token: expect.stringMatching(/^plat_clr_/),
+    })
     expect(Date.parse(stored.expires_at!)).toBeGreaterThan(Date.now() + 3000 * 1000)
 
     const who = await runCli(['whoami', '--json'], { configDir: home })
     expect(who.code).toBe(0)
-    expect(parseJson(who)).toMatchObject({ email: user.email, auth_method: 'oidc' })
+    expect(parseJson(who)).toMatchObject({ email: user.email, auth_method: 'cli_token' })
   })
 
   it('refreshes the access token of a browser login when it has expired', async () => {
@@ -110,8 +115,49 @@ describe('platform login in a browser: the device authorization grant at the loc
     expect(new SettingsStore(home).credentials('local')).toBeUndefined()
   })
 
+  it("logs in at a provider that answers as Google (a client with a secret, opaque access tokens, verification_url): the person types the code, and the platform's pair works and refreshes", async () => {
+    const google = await startLoginStack({}, { cliClient: 'google' })
+    try {
+      const home = await configHome({ adminUrl: google.adminUrl, computeUrl: platform.computeUrl })
+      const cli = startCli(['login'], { configDir: home, timeoutMs: 60_000 })
+      await cli.waitFor('Waiting for the sign-in')
+      const url = /Open (http:\/\/\S+)/.exec(cli.stderr())?.[1]
+      const code = /Enter the code (\S+),/.exec(cli.stderr())?.[1]
+      expect(url).toBe(`${google.provider.issuer}/device`)
+      expect(code).toEqual(expect.any(String))
+
+      const page = await chromium.newPage()
+      await page.goto(url!)
+      await page.getByLabel('Code').fill(code!)
+      await page.getByRole('button', { name: 'Continue' }).click()
+      await page.getByRole('heading', { name: 'Confirm the device' }).waitFor()
+      expect(await page.locator('.code').textContent()).toBe(code)
+      await page.getByRole('button', { name: 'Continue' }).click()
+      await page.getByLabel('E-mail').fill(google.user.email)
+      await page.getByLabel('Password').fill(google.user.password)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      await page.getByRole('heading', { name: 'Signed in' }).waitFor()
+      await page.close()
+
+      const done = await cli.exited
+      expect(done.stderr).not.toContain('platform:')
+      expect(done.code).toBe(0)
+      const settings = new SettingsStore(home)
+      const stored = settings.credentials('local')!
+      expect(stored).toMatchObject({ method: 'browser', email: google.user.email, access_token: expect.stringMatching(/^plat_cli_/) })
+
+      settings.saveCredentials('local', { ...stored, expires_at: new Date(Date.now() - 1000).toISOString() })
+      const who = await runCli(['whoami', '--json'], { configDir: home })
+      expect(who.code).toBe(0)
+      expect(parseJson(who)).toMatchObject({ email: google.user.email, auth_method: 'cli_token' })
+      expect(settings.credentials('local')!.refresh_token).not.toBe(stored.refresh_token)
+    } finally {
+      await google.stop()
+    }
+  })
+
   it('says to log in in a browser, exit code 7, when the provider does not allow the password login (a public CLI client, as at Entra ID)', async () => {
-    const entraLike = await startLoginStack({}, { publicCliClient: true })
+    const entraLike = await startLoginStack({}, { cliClient: 'public' })
     try {
       const home = await configHome({ adminUrl: entraLike.adminUrl, computeUrl: platform.computeUrl })
       const done = await runCli(['login', '--email', entraLike.user.email, '--password-stdin'], { configDir: home, input: entraLike.user.password })

@@ -57,6 +57,8 @@ describe('every operation of every service resists', async () => {
       ],
       ['an unknown personal token', `plat_pat_${randomUUID().replaceAll('-', '')}`],
       ['an unknown service token', `plat_sat_${randomUUID().replaceAll('-', '')}`],
+      ['an unknown CLI access credential', `plat_cli_${randomUUID().replaceAll('-', '')}`],
+      ['a CLI refresh credential (never a Bearer token)', `plat_clr_${randomUUID().replaceAll('-', '')}`],
       ['a token of no known kind', 'definitely-not-a-token'],
     ]
     const everyGuarded = [...guarded, ...reads.filter((o) => !o.isPublic)]

@@ -31,7 +31,12 @@ describe("the local suite's data folder: the audit key ring", () => {
     writeFileSync(l.stateFile, JSON.stringify(older))
     const { state, created } = await loadState(l)
     expect(created).toBe(false)
-    expect(state).toMatchObject({ ...older, audit_hmac_active_key: 'local-1', audit_hmac_keys: expect.stringMatching(/^local-1:/) })
+    expect(state).toMatchObject({
+      ...older,
+      audit_hmac_active_key: 'local-1',
+      audit_hmac_keys: expect.stringMatching(/^local-1:/),
+      oidc_cli_client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
+    })
     expect(JSON.parse(readFileSync(l.stateFile, 'utf8'))).toEqual(state)
   })
 })

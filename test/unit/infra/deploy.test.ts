@@ -238,6 +238,10 @@ describe('infra/deploy.sh --dry-run', () => {
       ['login_states', 'expires_at'],
       ['used_assertions', 'expires_at'],
       ['idempotency_keys', 'expires'],
+      // A CLI login and its credentials are kept until the login's absolute end (reuse of a spent refresh credential is detected until then).
+      ['cli_logins', 'expires_at'],
+      ['cli_access_tokens', 'expires_at'],
+      ['cli_refresh_tokens', 'expires_at'],
     ]) {
       expect(one(ttl, `gcloud firestore fields ttls update ${field} --collection-group=${collection} `).split(' ')).toContain('--enable-ttl')
     }

@@ -38,11 +38,24 @@ describe('configuration', () => {
     expect(() => loadConfig(env)).toThrow(message)
   })
 
-  it("gives the CLI's logins the platform's client and a scope with refresh tokens, unless told a client and scope of their own", () => {
+  it("gives the CLI's logins the platform's client and a scope for who the person is, unless told a client, its secret and a scope of their own", () => {
     const idp = { OIDC_ISSUER: 'https://idp.example.org', OIDC_CLIENT_ID: 'platform', OIDC_AUDIENCE: 'api' }
-    expect(loadConfig(idp).oidc?.cli).toEqual({ clientId: undefined, scope: 'openid email profile offline_access' })
-    const entra = { ...idp, OIDC_CLI_CLIENT_ID: 'platform-cli', OIDC_CLI_SCOPE: ' openid offline_access api://platform/access ' }
-    expect(loadConfig(entra).oidc?.cli).toEqual({ clientId: 'platform-cli', scope: 'openid offline_access api://platform/access' })
+    expect(loadConfig(idp).oidc?.cli).toEqual({ clientId: undefined, clientSecret: undefined, scope: 'openid email profile' })
+    const entra = { ...idp, OIDC_CLI_CLIENT_ID: 'platform-cli', OIDC_CLI_SCOPE: ' openid email  ' }
+    expect(loadConfig(entra).oidc?.cli).toEqual({ clientId: 'platform-cli', clientSecret: undefined, scope: 'openid email' })
+    const google = { ...idp, OIDC_CLI_CLIENT_ID: 'cli.apps.googleusercontent.com', OIDC_CLI_CLIENT_SECRET: 'GOCSPX-secret' }
+    expect(loadConfig(google).oidc?.cli).toEqual({
+      clientId: google.OIDC_CLI_CLIENT_ID,
+      clientSecret: 'GOCSPX-secret',
+      scope: 'openid email profile',
+    })
+  })
+
+  it('keeps a CLI login 30 days unless told otherwise, and refuses a lifetime under an hour or a secret without its client', () => {
+    expect(loadConfig({}).cliRefreshTtlSeconds).toBe(30 * 24 * 3600)
+    expect(loadConfig({ CLI_REFRESH_TTL_SECONDS: '604800' }).cliRefreshTtlSeconds).toBe(604_800)
+    expect(() => loadConfig({ CLI_REFRESH_TTL_SECONDS: '60' })).toThrow(/CLI_REFRESH_TTL_SECONDS/)
+    expect(() => loadConfig({ OIDC_CLI_CLIENT_SECRET: 's' })).toThrow(/OIDC_CLI_CLIENT_SECRET is the secret of OIDC_CLI_CLIENT_ID/)
   })
 
   it('reads the audit key ring, its active key named or its only one', () => {

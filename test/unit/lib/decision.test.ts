@@ -10,6 +10,7 @@ import {
   orRefuse,
   preconditionFailed,
   Refused,
+  unauthenticated,
   refusalReason,
   type Refusal,
 } from '../../../lib/decision.js'
@@ -18,6 +19,7 @@ import { ApiError } from '../../../lib/errors.js'
 describe('refusals map to HTTP in one place', () => {
   const cases: Array<[string, Refusal, number, string]> = [
     ['a malformed command', invalid('path: a segment is over 255 bytes'), 400, 'path: a segment is over 255 bytes'],
+    ['a credential that is no longer good', unauthenticated('this login was ended: log in again'), 401, 'this login was ended: log in again'],
     ['a missing permission', missingPermission('file.delete'), 403, 'permission file.delete is required'],
     ['a rule about the caller', forbiddenBy('signer changed the report', 'you changed this report'), 403, 'you changed this report'],
     ['an unknown record', absent('sample'), 404, 'sample not found'],

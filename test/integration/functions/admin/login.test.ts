@@ -1,13 +1,12 @@
 import { createServer } from 'node:net'
 import { Timestamp } from '@google-cloud/firestore'
-import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { afterAll, describe, expect, it } from 'vitest'
 import { adminDeps, type AdminDeps } from '../../../../functions/admin/deps.js'
 import { createAdminApp } from '../../../../functions/admin/service.js'
 import { identityOf } from '../../../../functions/admin/login.js'
 import { createLogger } from '../../../../lib/log.js'
 import { grant, seedUser } from '../../../../domain/tenancy/seed.js'
-import { Browser, browserLogin, startLoginStack, submitLoginForm, TEST_AUDIENCE } from '../../../support/oidc.js'
+import { Browser, browserLogin, startLoginStack, submitLoginForm } from '../../../support/oidc.js'
 import { testKernel } from '../../../support/env.js'
 import { call } from '../../../support/world.js'
 
@@ -269,18 +268,26 @@ describe('admin: login through the OIDC provider', async () => {
   })
 
   describe('e-mail and password (CLI)', () => {
-    it('returns an RS256 access token for the platform audience that works as Bearer on /users/me', async () => {
+    it("returns the platform's own pair, whose access credential works as Bearer on /users/me, and records login.succeeded with the method", async () => {
       const res = await call(app, 'POST', '/api/v1/auth/password', { body: { email: user.email, password: user.password } })
       expect(res.status).toBe(200)
-      expect(res.body).toEqual({ access_token: expect.any(String), refresh_token: expect.any(String), expires_in: 3600, token_type: 'Bearer' })
-      expect(decodeProtectedHeader(res.body.access_token).alg).toBe('RS256')
-      const claims = decodeJwt(res.body.access_token)
-      expect(claims).toMatchObject({ aud: TEST_AUDIENCE, iss: stack.provider.issuer, email: user.email })
-      expect(claims.exp! - claims.iat!).toBe(3600)
+      expect(res.body).toEqual({
+        access_token: expect.stringMatching(/^plat_cli_/),
+        refresh_token: expect.stringMatching(/^plat_clr_/),
+        expires_in: 3600,
+        token_type: 'Bearer',
+      })
       const who = await call(app, 'GET', '/api/v1/users/me', { token: res.body.access_token })
       expect(who.status).toBe(200)
-      expect(who.body).toMatchObject({ id: invited.id, email: user.email, auth_method: 'oidc' })
-      expect((await auditActions(world.deps, 'login.succeeded')).some((e) => e.actor.id === invited.id)).toBe(true)
+      expect(who.body).toMatchObject({ id: invited.id, email: user.email, auth_method: 'cli_token' })
+      const events = await auditActions(world.deps, 'login.succeeded')
+      expect(events).toContainEqual(
+        expect.objectContaining({
+          actor: expect.objectContaining({ id: invited.id, auth_method: 'password' }),
+          entity: { type: 'cli_login', id: expect.any(String), parent: invited.id },
+          change: expect.objectContaining({ reason: 'password' }),
+        }),
+      )
     })
 
     it('answers 401 with a detail for a wrong password and records login.failed', async () => {
@@ -303,20 +310,19 @@ describe('admin: login through the OIDC provider', async () => {
       expect(res.body.detail).toMatch(/email/)
     })
 
-    it('refreshes: the new access token works, a made-up refresh token is 401', async () => {
+    it('refreshes: the new access credential works, a made-up refresh token is 401 saying to log in again', async () => {
       const first = await call(app, 'POST', '/api/v1/auth/password', { body: { email: user.email, password: user.password } })
       const refreshed = await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: first.body.refresh_token } })
       expect(refreshed.status).toBe(200)
       expect(refreshed.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 })
       expect(refreshed.body.access_token).not.toBe(first.body.access_token)
-      expect(decodeJwt(refreshed.body.access_token).aud).toBe(TEST_AUDIENCE)
       const who = await call(app, 'GET', '/api/v1/users/me', { token: refreshed.body.access_token })
       expect(who.status).toBe(200)
       expect(who.body.id).toBe(invited.id)
 
       const bogus = await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: 'not-a-refresh-token' } })
       expect(bogus.status).toBe(401)
-      expect(bogus.body.detail).toMatch(/refresh token/)
+      expect(bogus.body.detail).toMatch(/log in again \(platform login\)$/)
     })
   })
 

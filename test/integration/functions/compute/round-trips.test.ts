@@ -45,10 +45,20 @@ describe('compute: the round trips of GET /runs/{id}', async () => {
     return { value, headers: { cookie: `platform_session=${value}` } }
   }
 
+  /** A CLI login of the owner, as the admin service makes one at the end of a sign-in at the identity provider. */
+  async function cliCaller() {
+    const pair = await w.admin.cliLogins.begin(
+      { actor: { type: 'user', id: w.owner.user.id, auth_method: 'password' } },
+      { userId: w.owner.user.id, method: 'password', lifetimeSeconds: 3600 },
+    )
+    return { pair, headers: { authorization: `Bearer ${pair.access_token}` } }
+  }
+
   const cases: Array<[string, () => Promise<Record<string, string>>, string[][]]> = [
     ['a personal access token', async () => ({ authorization: `Bearer ${w.owner.token}` }), [['personal_tokens', 'projects', 'runs', 'users']]],
     ['a service-user token', async () => (await serviceCaller()).headers, [['projects', 'runs', 'service_keys', 'service_tokens', 'users']]],
     ['a session cookie', async () => (await sessionCaller()).headers, [['projects', 'runs', 'sessions', 'users']]],
+    ["the CLI's access credential", async () => (await cliCaller()).headers, [['cli_access_tokens', 'cli_logins', 'projects', 'runs', 'users']]],
     [
       'a personal access token whose value names no account (issued before values named one)',
       async () => ({ authorization: `Bearer ${await storedToken(newSecret(TOKEN_PREFIX.personal), w.owner.user.id)}` }),
@@ -128,6 +138,15 @@ describe('compute: the round trips of GET /runs/{id}', async () => {
     const { user, key, headers } = await serviceCaller()
     expect((await get(headers)).status).toBe(200)
     await w.admin.serviceUsers.revokeKey(SYSTEM_ACTOR, user, key.id)
+    const res = await get(headers)
+    expect(res.status).toBe(401)
+    expect(await res.json()).toEqual({ detail: 'token revoked' })
+  })
+
+  it("answers 401 on the request after the CLI's login is ended (logout)", async () => {
+    const { pair, headers } = await cliCaller()
+    expect((await get(headers)).status).toBe(200)
+    await w.admin.cliLogins.logout(undefined, pair.refresh_token)
     const res = await get(headers)
     expect(res.status).toBe(401)
     expect(await res.json()).toEqual({ detail: 'token revoked' })
