@@ -1,0 +1,120 @@
+import type { MiddlewareHandler } from 'hono'
+
+/**
+ * How one instance of a service answers more requests than it can serve (docs/operating.md): at
+ * most `maxConcurrent` requests are handled at a time, as Cloud Run's --concurrency lets into an
+ * instance; a few more wait, each for at most `maxWaitMs`, for a request in flight to end; any
+ * other is answered at once 503 with Retry-After. A request is therefore either handled or told to
+ * come back within `maxWaitMs`, never left hanging in a queue that only grows.
+ */
+export interface AdmissionLimits {
+  /** Requests handled at a time (MAX_CONCURRENT_REQUESTS). */
+  maxConcurrent: number
+  /** Requests waiting for one of them to end (MAX_QUEUED_REQUESTS); 0: none wait. */
+  maxQueued: number
+  /** How long a request waits before it is refused (MAX_QUEUE_WAIT_MS); 0: none wait. */
+  maxWaitMs: number
+}
+
+/** Timers, so that a test drives the gate with a fake clock. */
+export interface Timers {
+  set(ms: number, fire: () => void): unknown
+  clear(handle: unknown): void
+}
+
+const realTimers: Timers = {
+  set: (ms, fire) => setTimeout(fire, ms),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+}
+
+interface Waiter {
+  admit: (admitted: boolean) => void
+  timer: unknown
+}
+
+/**
+ * Counts the requests in flight and queues the few that wait, first come first served. `enter()`
+ * answers synchronously while a slot is free, so a request on an instance below its limit pays a
+ * comparison and an increment, no promise and no timer.
+ */
+export class AdmissionGate {
+  private inFlight = 0
+  private readonly waiting: Waiter[] = []
+
+  constructor(
+    readonly limits: AdmissionLimits,
+    private readonly timers: Timers = realTimers,
+  ) {}
+
+  /**
+   * true: admitted now; false: refused now (every slot taken and the queue full); a promise:
+   * queued, resolving true when a slot passed to it, false when `maxWaitMs` ran out first. Each
+   * admission is ended by exactly one `leave()`.
+   */
+  enter(): boolean | Promise<boolean> {
+    if (this.inFlight < this.limits.maxConcurrent) {
+      this.inFlight++
+      return true
+    }
+    // A wait of 0 is no wait: such a request is refused now rather than on the next turn of the event loop.
+    if (this.waiting.length >= this.limits.maxQueued || this.limits.maxWaitMs === 0) return false
+    return new Promise<boolean>((admit) => {
+      const waiter: Waiter = { admit, timer: undefined }
+      waiter.timer = this.timers.set(this.limits.maxWaitMs, () => {
+        const at = this.waiting.indexOf(waiter)
+        if (at >= 0) this.waiting.splice(at, 1)
+        admit(false)
+      })
+      this.waiting.push(waiter)
+    })
+  }
+
+  /** A request admitted has ended: its slot passes to the oldest waiting request, if any. */
+  leave(): void {
+    const next = this.waiting.shift()
+    if (!next) {
+      this.inFlight--
+      return
+    }
+    this.timers.clear(next.timer)
+    next.admit(true)
+  }
+
+  /** Requests in flight and waiting, for tests and logs. */
+  get load(): { inFlight: number; queued: number } {
+    return { inFlight: this.inFlight, queued: this.waiting.length }
+  }
+}
+
+/**
+ * Seconds a refused client is asked to wait: a request in flight usually ends well within a second,
+ * and Cloud Run starts another instance within seconds; the CLI waits longer on each retry.
+ */
+export const RETRY_AFTER_SECONDS = 1
+
+/**
+ * The service's admission middleware: a request the gate refuses is answered 503 with
+ * Retry-After before anything of it is read (no body, no credential, no Firestore), so that a
+ * refusal costs next to nothing and nothing was done that a retry could do twice.
+ */
+export function admission(limits: AdmissionLimits, timers?: Timers): MiddlewareHandler {
+  const gate = new AdmissionGate(limits, timers)
+  const refuse = (c: Parameters<MiddlewareHandler>[0]) =>
+    c.json(
+      {
+        detail: `the service is at capacity (${limits.maxConcurrent} requests at a time); nothing was done, send the request again after Retry-After seconds`,
+      },
+      503,
+      { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    )
+  return async (c, next) => {
+    const entered = gate.enter()
+    const admitted = typeof entered === 'boolean' ? entered : await entered
+    if (!admitted) return refuse(c)
+    try {
+      await next()
+    } finally {
+      gate.leave()
+    }
+  }
+}
