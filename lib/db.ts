@@ -2,6 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import {
   Firestore,
   type CollectionReference,
+  type DocumentData,
+  type DocumentSnapshot,
   Timestamp,
   type ReadOnlyTransactionOptions,
   type ReadWriteTransactionOptions,
@@ -45,7 +47,33 @@ export const KERNEL_COLLECTIONS = [
   'login_throttle',
 ] as const
 
-const TRANSACTION_ATTEMPTS = 5
+/**
+ * How a transaction that lost a race is run again (docs/operating.md). The client library's own
+ * runTransaction retries five times, waiting 1 s, 1.5 s, 2.25 s and 3.4 s between attempts: a
+ * contended request would be answered after 8 s or more. Db.transaction asks it for one attempt
+ * and runs the retries itself, each after a short random wait ("full jitter": concurrent losers do
+ * not come back together), and starts none later than `budgetMs` after the first, so that a
+ * request still answers within its 2 s; only then does the loss reach the client as a 409.
+ */
+export interface TransactionRetry {
+  /** No attempt starts later than this after the first one started. */
+  budgetMs: number
+  /** The wait before the n-th retry is uniform in [0, min(maxDelayMs, baseDelayMs · 2^(n-1))). */
+  baseDelayMs: number
+  maxDelayMs: number
+  now(): number
+  sleep(ms: number): Promise<void>
+  random(): number
+}
+
+export const TRANSACTION_RETRY: TransactionRetry = {
+  budgetMs: 1000,
+  baseDelayMs: 10,
+  maxDelayMs: 200,
+  now: () => performance.now(),
+  sleep: (ms) => sleep(ms),
+  random: Math.random,
+}
 
 /**
  * How the Firestore emulator reports a transaction it aborted for a concurrent one: INVALID_ARGUMENT
@@ -57,26 +85,88 @@ export function isEmulatorAbort(err: unknown): boolean {
   return code === 3 && typeof message === 'string' && message.includes('Transaction is invalid or closed')
 }
 
+/**
+ * The gRPC codes after which the client library runs a transaction again (its
+ * isRetryableTransactionError, from the Firebase SDKs' transaction runner): ABORTED, the loss to a
+ * concurrent transaction, and the transient failures of the service. Nothing of a failed attempt
+ * was committed, or, for a commit that failed in flight, the attempt that runs again reads what it
+ * committed (a transaction function may run more than once: see RunStore.submit).
+ */
+const ALREADY_EXISTS = 6
+const FAILED_PRECONDITION = 9
+
+const RETRIED_CODES: ReadonlySet<number> = new Set([
+  1, // CANCELLED
+  2, // UNKNOWN
+  4, // DEADLINE_EXCEEDED
+  8, // RESOURCE_EXHAUSTED
+  10, // ABORTED
+  13, // INTERNAL
+  14, // UNAVAILABLE
+  16, // UNAUTHENTICATED
+])
+
+/**
+ * A transaction worth running again: what the client library retries; a create beaten by another
+ * (ALREADY_EXISTS: the attempt that runs again reads the document now there, and decides on it);
+ * and the emulator's abort, which the library does not retry.
+ */
+export function isRetryableTransaction(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false
+  const { code, message } = err as { code?: unknown; message?: unknown }
+  if (typeof code === 'number' && (RETRIED_CODES.has(code) || code === ALREADY_EXISTS)) return true
+  // Firestore answers an expired transaction id INVALID_ARGUMENT, which the library retries too.
+  if (code === 3 && typeof message === 'string' && message.includes('transaction has expired')) return true
+  return isEmulatorAbort(err)
+}
+
 export class Db {
   constructor(
     readonly firestore: Firestore,
     readonly prefix = '',
+    private readonly retry: TransactionRetry = TRANSACTION_RETRY,
   ) {}
   /**
-   * `firestore.runTransaction`, also run again when the Firestore emulator aborted it for a
-   * concurrent one (`isEmulatorAbort`): Firestore itself answers ABORTED, which the client library
-   * retries, the emulator INVALID_ARGUMENT, which it does not. Nothing of an aborted attempt was
-   * written, and `fn` is already one the library may run more than once. Five attempts in all.
+   * `firestore.runTransaction`, run again while it loses to concurrent transactions or meets a
+   * transient failure (`isRetryableTransaction`), within `TRANSACTION_RETRY`'s time; then the last
+   * error is thrown (a loss is answered 409 by lib/errors.ts). `fn` must be one that may run more
+   * than once, as the client library already requires.
    */
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: ReadWriteTransactionOptions | ReadOnlyTransactionOptions): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+    const { budgetMs, baseDelayMs, maxDelayMs, now, random } = this.retry
+    // A read-only transaction takes no locks and is never retried by the library; a read-write one gets one attempt there, the retries here.
+    const once = options?.readOnly ? options : { ...options, maxAttempts: 1 }
+    const started = now()
+    for (let retry = 0; ; retry++) {
+      let attempt: Transaction | undefined
       try {
-        return await this.firestore.runTransaction(fn, options)
+        return await this.firestore.runTransaction((tx) => fn((attempt = tx)), once)
       } catch (err) {
-        if (attempt >= TRANSACTION_ATTEMPTS || !isEmulatorAbort(err)) throw err
-        await sleep(Math.random() * 20 * 2 ** attempt)
+        const lostPrecondition = attempt !== undefined && this.preconditioned.has(attempt) && (err as { code?: unknown }).code === FAILED_PRECONDITION
+        if (!lostPrecondition && !isRetryableTransaction(err)) throw err
+        const wait = random() * Math.min(maxDelayMs, baseDelayMs * 2 ** retry)
+        if (now() + wait - started > budgetMs) throw err
+        await this.retry.sleep(wait)
       }
     }
+  }
+
+  /** The attempts that wrote under a precondition (`writeIfUnchanged`): a FAILED_PRECONDITION at their commit is a lost race. */
+  private readonly preconditioned = new WeakSet<Transaction>()
+
+  /**
+   * Writes `data` over the document of `snap`, read outside the transaction, only if nobody wrote
+   * it since: the commit checks its update time (or, for a document that was absent, that it still
+   * is). For a document many transactions read and write (a chain head): read outside the
+   * transaction it holds no lock, so two transactions never wait on each other for it (Firestore
+   * aborts one of two such waiters, the emulator waits out a lock timeout of about 2 s first); the
+   * one that commits second fails FAILED_PRECONDITION (or ALREADY_EXISTS), and `transaction` runs
+   * it again, reading the document afresh.
+   */
+  writeIfUnchanged(tx: Transaction, snap: DocumentSnapshot, data: DocumentData): void {
+    this.preconditioned.add(tx)
+    if (snap.exists) tx.update(snap.ref, data, { lastUpdateTime: snap.updateTime! })
+    else tx.create(snap.ref, data)
   }
 
   private readonly collections = new Map<string, CollectionReference>()
