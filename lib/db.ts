@@ -85,6 +85,10 @@ export function isEmulatorAbort(err: unknown): boolean {
   return code === 3 && typeof message === 'string' && message.includes('Transaction is invalid or closed')
 }
 
+const ABORTED = 10
+const ALREADY_EXISTS = 6
+const FAILED_PRECONDITION = 9
+
 /**
  * The gRPC codes after which the client library runs a transaction again (its
  * isRetryableTransactionError, from the Firebase SDKs' transaction runner): ABORTED, the loss to a
@@ -92,32 +96,51 @@ export function isEmulatorAbort(err: unknown): boolean {
  * was committed, or, for a commit that failed in flight, the attempt that runs again reads what it
  * committed (a transaction function may run more than once: see RunStore.submit).
  */
-const ALREADY_EXISTS = 6
-const FAILED_PRECONDITION = 9
-
 const RETRIED_CODES: ReadonlySet<number> = new Set([
   1, // CANCELLED
   2, // UNKNOWN
   4, // DEADLINE_EXCEEDED
   8, // RESOURCE_EXHAUSTED
-  10, // ABORTED
+  ABORTED,
   13, // INTERNAL
   14, // UNAVAILABLE
   16, // UNAUTHENTICATED
 ])
 
+const codeOf = (err: unknown) => (typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined)
+
+/** A loss to concurrent transactions: aborted for one (by Firestore or the emulator), or beaten to a document it meant to create. */
+function isRace(err: unknown): boolean {
+  const code = codeOf(err)
+  return code === ABORTED || code === ALREADY_EXISTS || isEmulatorAbort(err)
+}
+
 /**
- * A transaction worth running again: what the client library retries; a create beaten by another
- * (ALREADY_EXISTS: the attempt that runs again reads the document now there, and decides on it);
- * and the emulator's abort, which the library does not retry.
+ * A transaction worth running again: a race lost (the attempt that runs again reads what the winner
+ * wrote, and decides on it), and the transient failures the client library retries.
  */
 export function isRetryableTransaction(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false
-  const { code, message } = err as { code?: unknown; message?: unknown }
-  if (typeof code === 'number' && (RETRIED_CODES.has(code) || code === ALREADY_EXISTS)) return true
+  if (isRace(err)) return true
+  const code = codeOf(err)
+  if (typeof code === 'number' && RETRIED_CODES.has(code)) return true
   // Firestore answers an expired transaction id INVALID_ARGUMENT, which the library retries too.
-  if (code === 3 && typeof message === 'string' && message.includes('transaction has expired')) return true
-  return isEmulatorAbort(err)
+  const message = (err as { message?: unknown } | null)?.message
+  return code === 3 && typeof message === 'string' && message.includes('transaction has expired')
+}
+
+/**
+ * A transaction that still lost to concurrent ones when its time to run again was up
+ * (TRANSACTION_RETRY): nothing of it was written, and the request may be sent again (lib/errors.ts
+ * answers it 409).
+ */
+export class LostRace extends Error {
+  override name = 'LostRace'
+  constructor(
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(`lost to concurrent transactions ${attempts} times: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+  }
 }
 
 export class Db {
@@ -128,9 +151,9 @@ export class Db {
   ) {}
   /**
    * `firestore.runTransaction`, run again while it loses to concurrent transactions or meets a
-   * transient failure (`isRetryableTransaction`), within `TRANSACTION_RETRY`'s time; then the last
-   * error is thrown (a loss is answered 409 by lib/errors.ts). `fn` must be one that may run more
-   * than once, as the client library already requires.
+   * transient failure (`isRetryableTransaction`), within `TRANSACTION_RETRY`'s time; then a race
+   * still lost is thrown as LostRace (answered 409), a transient failure as it came. `fn` must be
+   * one that may run more than once, as the client library already requires.
    */
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: ReadWriteTransactionOptions | ReadOnlyTransactionOptions): Promise<T> {
     const { budgetMs, baseDelayMs, maxDelayMs, now, random } = this.retry
@@ -142,10 +165,10 @@ export class Db {
       try {
         return await this.firestore.runTransaction((tx) => fn((attempt = tx)), once)
       } catch (err) {
-        const lostPrecondition = attempt !== undefined && this.preconditioned.has(attempt) && (err as { code?: unknown }).code === FAILED_PRECONDITION
-        if (!lostPrecondition && !isRetryableTransaction(err)) throw err
+        const lost = isRace(err) || (attempt !== undefined && this.preconditioned.has(attempt) && codeOf(err) === FAILED_PRECONDITION)
+        if (!lost && !isRetryableTransaction(err)) throw err
         const wait = random() * Math.min(maxDelayMs, baseDelayMs * 2 ** retry)
-        if (now() + wait - started > budgetMs) throw err
+        if (now() + wait - started > budgetMs) throw lost ? new LostRace(retry + 1, err) : err
         await this.retry.sleep(wait)
       }
     }

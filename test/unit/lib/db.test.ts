@@ -1,8 +1,8 @@
 import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { Db, isEmulatorAbort, isRetryableTransaction, TRANSACTION_RETRY, type TransactionRetry } from '../../../lib/db.js'
-import { conflict } from '../../../lib/errors.js'
+import { Db, isEmulatorAbort, isRetryableTransaction, LostRace, TRANSACTION_RETRY, type TransactionRetry } from '../../../lib/db.js'
+import { conflict, isContention } from '../../../lib/errors.js'
 
 /** What the Firestore emulator throws for a transaction it aborted for a concurrent one. */
 const emulatorAbort = () => Object.assign(new Error('3 INVALID_ARGUMENT: Transaction is invalid or closed.'), { code: 3 })
@@ -77,16 +77,29 @@ describe('Db.transaction', () => {
     expect(timing.waits).toEqual([0, 1, 2, 3, 4, 5].map((n) => 0.5 * Math.min(maxDelayMs, baseDelayMs * 2 ** n)))
   })
 
-  it('gives up with the last error once another attempt would start past the budget', async () => {
-    // Each attempt takes 300 ms: the fourth would start after the budget of 1 s.
+  it('gives up once another attempt would start past the budget: a race still lost is a LostRace, answered 409', async () => {
+    // Each attempt takes 300 ms: the fifth would start after the budget of 1 s.
     const { db, calls, timing } = clientFailing(
       Array.from({ length: 10 }, aborted),
       fakeTiming(() => 1),
       300,
     )
-    await expect(db.transaction(async () => 'done')).rejects.toThrow('ABORTED')
+    const err = await db.transaction(async () => 'done').catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(LostRace)
+    expect((err as LostRace).message).toMatch(/lost to concurrent transactions 4 times: 10 ABORTED/)
+    expect(isContention(err)).toBe(true)
     expect(calls()).toBe(4)
     expect(timing.clock.now).toBeLessThanOrEqual(TRANSACTION_RETRY.budgetMs + 300)
+  })
+
+  it('gives up on a transient failure with the failure itself', async () => {
+    const unavailable = () => Object.assign(new Error('14 UNAVAILABLE'), { code: 14 })
+    const { db } = clientFailing(
+      Array.from({ length: 10 }, unavailable),
+      fakeTiming(() => 1),
+      300,
+    )
+    await expect(db.transaction(async () => 'done')).rejects.toMatchObject({ code: 14 })
   })
 
   it.each([
