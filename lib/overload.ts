@@ -16,13 +16,22 @@ export interface AdmissionLimits {
   maxWaitMs: number
 }
 
-/** Timers, so that a test drives the gate with a fake clock. */
+/**
+ * How long an admitted request should take at most, so that with its wait it is answered within
+ * the 2 s the platform promises past its capacity. An instance whose requests take longer while
+ * more arrive than it admits is doing too much at a time: it admits fewer (`AdmissionGate.leave`).
+ */
+export const SERVICE_TIME_TARGET_MS = 1_000
+
+/** Time, so that a test drives the gate with a fake clock. */
 export interface Timers {
+  now(): number
   set(ms: number, fire: () => void): unknown
   clear(handle: unknown): void
 }
 
 const realTimers: Timers = {
+  now: () => performance.now(),
   set: (ms, fire) => setTimeout(fire, ms),
   clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
 }
@@ -36,15 +45,31 @@ interface Waiter {
  * Counts the requests in flight and queues the few that wait, first come first served. `enter()`
  * answers synchronously while a slot is free, so a request on an instance below its limit pays a
  * comparison and an increment, no promise and no timer.
+ *
+ * The limit starts at `maxConcurrent` and adapts below it as TCP's congestion window does
+ * (additive increase, multiplicative decrease, as in Netflix's concurrency-limits): only while
+ * more requests arrive than it admits (some wait, or one was refused within the last
+ * SERVICE_TIME_TARGET_MS), a request that took longer than the target takes a tenth off the limit
+ * (at most once per target, so that a burst of slow answers counts once) and one answered within it
+ * adds one back. Without that pressure the limit stays where it is: a slow request on an instance
+ * with room (a large report) says nothing about its capacity. Behind Cloud Run, which never sends
+ * an instance more than its --concurrency (the same number), the gate is never pressed and the
+ * limit stays at `maxConcurrent`; on a host that does less in time (the local suite on a small
+ * machine) it settles where an admitted request takes about the target.
  */
 export class AdmissionGate {
   private inFlight = 0
+  private limit: number
   private readonly waiting: Waiter[] = []
+  private lastRefusal = -Infinity
+  private lastDecrease = -Infinity
 
   constructor(
     readonly limits: AdmissionLimits,
     private readonly timers: Timers = realTimers,
-  ) {}
+  ) {
+    this.limit = limits.maxConcurrent
+  }
 
   /**
    * true: admitted now; false: refused now (every slot taken and the queue full); a promise:
@@ -52,37 +77,49 @@ export class AdmissionGate {
    * admission is ended by exactly one `leave()`.
    */
   enter(): boolean | Promise<boolean> {
-    if (this.inFlight < this.limits.maxConcurrent) {
+    if (this.inFlight < this.limit) {
       this.inFlight++
       return true
     }
     // A wait of 0 is no wait: such a request is refused now rather than on the next turn of the event loop.
-    if (this.waiting.length >= this.limits.maxQueued || this.limits.maxWaitMs === 0) return false
+    if (this.waiting.length >= this.limits.maxQueued || this.limits.maxWaitMs === 0) {
+      this.lastRefusal = this.timers.now()
+      return false
+    }
     return new Promise<boolean>((admit) => {
       const waiter: Waiter = { admit, timer: undefined }
       waiter.timer = this.timers.set(this.limits.maxWaitMs, () => {
         const at = this.waiting.indexOf(waiter)
         if (at >= 0) this.waiting.splice(at, 1)
+        this.lastRefusal = this.timers.now()
         admit(false)
       })
       this.waiting.push(waiter)
     })
   }
 
-  /** A request admitted has ended: its slot passes to the oldest waiting request, if any. */
-  leave(): void {
-    const next = this.waiting.shift()
-    if (!next) {
-      this.inFlight--
-      return
+  /** A request admitted has ended after `ms`: the limit adapts, and freed slots pass to the oldest waiting requests. */
+  leave(ms: number): void {
+    const now = this.timers.now()
+    if (this.waiting.length > 0 || now - this.lastRefusal < SERVICE_TIME_TARGET_MS) {
+      if (ms <= SERVICE_TIME_TARGET_MS) this.limit = Math.min(this.limits.maxConcurrent, this.limit + 1)
+      else if (now - this.lastDecrease >= SERVICE_TIME_TARGET_MS) {
+        this.limit = Math.max(1, Math.floor(this.limit * 0.9))
+        this.lastDecrease = now
+      }
     }
-    this.timers.clear(next.timer)
-    next.admit(true)
+    this.inFlight--
+    while (this.inFlight < this.limit && this.waiting.length > 0) {
+      const next = this.waiting.shift()!
+      this.timers.clear(next.timer)
+      this.inFlight++
+      next.admit(true)
+    }
   }
 
-  /** Requests in flight and waiting, for tests and logs. */
-  get load(): { inFlight: number; queued: number } {
-    return { inFlight: this.inFlight, queued: this.waiting.length }
+  /** Requests in flight and waiting, and the limit now, for tests and logs. */
+  get load(): { inFlight: number; queued: number; limit: number } {
+    return { inFlight: this.inFlight, queued: this.waiting.length, limit: this.limit }
   }
 }
 
@@ -97,7 +134,7 @@ export const RETRY_AFTER_SECONDS = 1
  * Retry-After before anything of it is read (no body, no credential, no Firestore), so that a
  * refusal costs next to nothing and nothing was done that a retry could do twice.
  */
-export function admission(limits: AdmissionLimits, timers?: Timers): MiddlewareHandler {
+export function admission(limits: AdmissionLimits, timers: Timers = realTimers): MiddlewareHandler {
   const gate = new AdmissionGate(limits, timers)
   const refuse = (c: Parameters<MiddlewareHandler>[0]) =>
     c.json(
@@ -111,10 +148,11 @@ export function admission(limits: AdmissionLimits, timers?: Timers): MiddlewareH
     const entered = gate.enter()
     const admitted = typeof entered === 'boolean' ? entered : await entered
     if (!admitted) return refuse(c)
+    const started = timers.now()
     try {
       await next()
     } finally {
-      gate.leave()
+      gate.leave(timers.now() - started)
     }
   }
 }

@@ -1,17 +1,18 @@
 import fc from 'fast-check'
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
-import { admission, AdmissionGate, RETRY_AFTER_SECONDS, type AdmissionLimits, type Timers } from '../../../lib/overload.js'
+import { admission, AdmissionGate, RETRY_AFTER_SECONDS, SERVICE_TIME_TARGET_MS, type AdmissionLimits, type Timers } from '../../../lib/overload.js'
 
 /**
  * A clock that moves only when the test says: timers fire in the order of their deadlines as it
  * passes them, each followed by the promise callbacks it set off, so that they see its time.
  */
 class FakeTimers implements Timers {
-  now = 0
+  time = 0
+  now = () => this.time
   private pending: Array<{ at: number; fire: () => void }> = []
   set(ms: number, fire: () => void) {
-    const timer = { at: this.now + ms, fire }
+    const timer = { at: this.time + ms, fire }
     this.pending.push(timer)
     return timer
   }
@@ -19,16 +20,16 @@ class FakeTimers implements Timers {
     this.pending = this.pending.filter((t) => t !== handle)
   }
   async advance(ms: number) {
-    const until = this.now + ms
+    const until = this.time + ms
     for (;;) {
       const due = this.pending.filter((t) => t.at <= until).sort((a, b) => a.at - b.at)[0]
       if (!due) break
-      this.now = due.at
+      this.time = due.at
       this.clear(due)
       due.fire()
       await settle()
     }
-    this.now = until
+    this.time = until
   }
 }
 
@@ -41,8 +42,8 @@ type Fate = { admitted: boolean; at: number } | undefined
 function arrive(gate: AdmissionGate, clock: FakeTimers): { fate: () => Fate } {
   let fate: Fate
   const entered = gate.enter()
-  if (typeof entered === 'boolean') fate = { admitted: entered, at: clock.now }
-  else void entered.then((admitted) => (fate = { admitted, at: clock.now }))
+  if (typeof entered === 'boolean') fate = { admitted: entered, at: clock.time }
+  else void entered.then((admitted) => (fate = { admitted, at: clock.time }))
   return { fate: () => fate }
 }
 
@@ -53,7 +54,7 @@ describe('the admission gate', () => {
     const gate = new AdmissionGate(limits, new FakeTimers())
     expect(gate.enter()).toBe(true)
     expect(gate.enter()).toBe(true)
-    expect(gate.load).toEqual({ inFlight: 2, queued: 0 })
+    expect(gate.load).toEqual({ inFlight: 2, queued: 0, limit: 2 })
   })
 
   it.each([
@@ -77,11 +78,11 @@ describe('the admission gate', () => {
     const third = arrive(gate, clock)
     const fourth = arrive(gate, clock)
     await clock.advance(100)
-    gate.leave()
+    gate.leave(100)
     await settle()
     expect(third.fate()).toEqual({ admitted: true, at: 100 })
     expect(fourth.fate()).toBeUndefined()
-    expect(gate.load).toEqual({ inFlight: 2, queued: 1 })
+    expect(gate.load).toMatchObject({ inFlight: 2, queued: 1 })
   })
 
   it('refuses a waiting request when its wait runs out, and frees its place in the queue', async () => {
@@ -96,11 +97,53 @@ describe('the admission gate', () => {
     await clock.advance(1)
     await settle()
     expect(waiting.fate()).toEqual({ admitted: false, at: 500 })
-    expect(gate.load).toEqual({ inFlight: 2, queued: 0 })
+    expect(gate.load).toMatchObject({ inFlight: 2, queued: 0 })
     // The slots still belong to the two in flight: ending them frees them, and nothing is handed to the refused one.
-    gate.leave()
-    gate.leave()
-    expect(gate.load).toEqual({ inFlight: 0, queued: 0 })
+    gate.leave(500)
+    gate.leave(500)
+    expect(gate.load).toMatchObject({ inFlight: 0, queued: 0 })
+  })
+
+  describe('its limit, while more requests arrive than it admits', () => {
+    /** A gate of 20 slots, all taken, with one request waiting: pressed. */
+    function pressed() {
+      const clock = new FakeTimers()
+      const gate = new AdmissionGate({ maxConcurrent: 20, maxQueued: 5, maxWaitMs: 500 }, clock)
+      for (let i = 0; i < 21; i++) arrive(gate, clock)
+      return { clock, gate }
+    }
+
+    it('comes down by a tenth when an admitted request took longer than the target, once per target however many do', async () => {
+      const { clock, gate } = pressed()
+      gate.leave(SERVICE_TIME_TARGET_MS + 1)
+      gate.leave(SERVICE_TIME_TARGET_MS + 1)
+      expect(gate.load.limit).toBe(18)
+      // Two left, but the limit is 18: the waiting request waits on.
+      expect(gate.load).toMatchObject({ inFlight: 18, queued: 1 })
+      await clock.advance(SERVICE_TIME_TARGET_MS)
+      gate.leave(SERVICE_TIME_TARGET_MS + 1)
+      expect(gate.load.limit).toBe(16)
+    })
+
+    it('goes back up by one for each request answered within the target, up to MAX_CONCURRENT_REQUESTS', () => {
+      const { clock, gate } = pressed()
+      gate.leave(SERVICE_TIME_TARGET_MS + 1)
+      expect(gate.load.limit).toBe(18)
+      gate.leave(10)
+      expect(gate.load.limit).toBe(19)
+      // More keep coming: some wait, one is refused.
+      for (let i = 0; i < 6; i++) arrive(gate, clock)
+      for (let i = 0; i < 5; i++) gate.leave(10)
+      expect(gate.load.limit).toBe(20)
+    })
+
+    it('stays where it is when nothing waits and nothing was refused: a slow request on an instance with room says nothing of its capacity', async () => {
+      const clock = new FakeTimers()
+      const gate = new AdmissionGate({ maxConcurrent: 20, maxQueued: 5, maxWaitMs: 500 }, clock)
+      arrive(gate, clock)
+      gate.leave(60_000)
+      expect(gate.load.limit).toBe(20)
+    })
   })
 
   it('holds its bounds and decides every request within the wait, whatever arrives, ends and elapses (property)', async () => {
@@ -111,7 +154,7 @@ describe('the admission gate', () => {
       fc.integer({ min: 1, max: 400 }).map((ms): Step => ({ kind: 'elapse', ms })),
     )
     const limitsArb = fc.record({
-      maxConcurrent: fc.integer({ min: 1, max: 4 }),
+      maxConcurrent: fc.integer({ min: 1, max: 12 }),
       maxQueued: fc.integer({ min: 0, max: 4 }),
       maxWaitMs: fc.integer({ min: 0, max: 1000 }),
     })
@@ -120,28 +163,34 @@ describe('the admission gate', () => {
         const clock = new FakeTimers()
         const gate = new AdmissionGate(l, clock)
         const requests: Array<{ arrived: number; fate: () => Fate; finished: boolean }> = []
+        let limitWas = l.maxConcurrent
         for (const s of steps) {
-          if (s.kind === 'arrive') requests.push({ arrived: clock.now, ...arrive(gate, clock), finished: false })
+          if (s.kind === 'arrive') requests.push({ arrived: clock.time, ...arrive(gate, clock), finished: false })
           if (s.kind === 'elapse') await clock.advance(s.ms)
           if (s.kind === 'finish') {
             const running = requests.find((r) => r.fate()?.admitted && !r.finished)
             if (running) {
               running.finished = true
-              gate.leave()
+              gate.leave(clock.time - running.fate()!.at)
             }
           }
           await settle()
-          const { inFlight, queued } = gate.load
+          const { inFlight, queued, limit } = gate.load
           const running = requests.filter((r) => r.fate()?.admitted && !r.finished).length
           expect(inFlight).toBe(running)
           expect(inFlight).toBeLessThanOrEqual(l.maxConcurrent)
           expect(queued).toBeLessThanOrEqual(l.maxQueued)
-          // Nobody waits while a slot is free.
-          if (queued > 0) expect(inFlight).toBe(l.maxConcurrent)
+          expect(limit).toBeGreaterThanOrEqual(1)
+          expect(limit).toBeLessThanOrEqual(l.maxConcurrent)
+          // The limit moves by one up, or by a tenth (at least one) down.
+          expect(limit === limitWas || limit === limitWas + 1 || limit === Math.max(1, Math.floor(limitWas * 0.9))).toBe(true)
+          limitWas = limit
+          // Nobody waits while a slot under the limit is free.
+          if (queued > 0) expect(inFlight).toBeGreaterThanOrEqual(limit)
           for (const r of requests) {
             const fate = r.fate()
             if (fate) expect(fate.at - r.arrived).toBeLessThanOrEqual(l.maxWaitMs)
-            else expect(clock.now - r.arrived).toBeLessThan(l.maxWaitMs)
+            else expect(clock.time - r.arrived).toBeLessThan(l.maxWaitMs)
           }
         }
       }),
