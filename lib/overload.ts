@@ -139,7 +139,7 @@ export function admission(limits: AdmissionLimits, timers: Timers = realTimers):
   const refuse = (c: Parameters<MiddlewareHandler>[0]) =>
     c.json(
       {
-        detail: `the service is at capacity (${limits.maxConcurrent} requests at a time); nothing was done, send the request again after Retry-After seconds`,
+        detail: `the service is at capacity (${gate.load.limit} requests at a time now); nothing was done, send the request again after Retry-After seconds`,
       },
       503,
       { 'Retry-After': String(RETRY_AFTER_SECONDS) },
