@@ -97,7 +97,7 @@ const EnvSchema = z.object({
    */
   MAX_CONCURRENT_REQUESTS: z.coerce.number().int().min(1).max(1000).default(40),
   MAX_QUEUED_REQUESTS: z.coerce.number().int().min(0).max(1000).default(40),
-  MAX_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(10_000).default(500),
+  MAX_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(10_000).default(250),
 
   /**
    * The audit log's keys (docs/audit.md): `id:base64key[,id:base64key…]`, each 32 bytes or more,

@@ -47,18 +47,20 @@ interface Waiter {
  * comparison and an increment, no promise and no timer.
  *
  * The limit starts at `maxConcurrent` and adapts below it as TCP's congestion window does
- * (additive increase, multiplicative decrease, as in Netflix's concurrency-limits): only while
- * more requests arrive than it admits (some wait, or one was refused within the last
- * SERVICE_TIME_TARGET_MS), a request that took longer than the target takes a tenth off the limit
- * (at most once per target, so that a burst of slow answers counts once) and one answered within it
- * adds one back. Without that pressure the limit stays where it is: a slow request on an instance
- * with room (a large report) says nothing about its capacity. Behind Cloud Run, which never sends
- * an instance more than its --concurrency (the same number), the gate is never pressed and the
- * limit stays at `maxConcurrent`; on a host that does less in time (the local suite on a small
- * machine) it settles where an admitted request takes about the target.
+ * (additive increase, multiplicative decrease), only while more requests arrive than it admits
+ * (some wait, or one was refused within the last SERVICE_TIME_TARGET_MS): a request that took
+ * longer than the target takes a tenth off the limit, at most once per target (a burst of slow
+ * answers is one signal), and each answered within it adds 1/limit, one slot for a whole limit's
+ * worth of timely answers. So the limit settles where an admitted request is rarely slower than
+ * the target. Without that pressure it stays where it is: a slow request on an instance with room
+ * (a large report) says nothing about its capacity. Behind Cloud Run, which never sends an
+ * instance more than its --concurrency (the same number), the gate is never pressed and the limit
+ * stays at `maxConcurrent`; a host that does less in time (the local suite on a small machine)
+ * admits fewer.
  */
 export class AdmissionGate {
   private inFlight = 0
+  /** Fractional (it grows by 1/limit at a time); its whole part is how many are admitted. */
   private limit: number
   private readonly waiting: Waiter[] = []
   private lastRefusal = -Infinity
@@ -77,7 +79,7 @@ export class AdmissionGate {
    * admission is ended by exactly one `leave()`.
    */
   enter(): boolean | Promise<boolean> {
-    if (this.inFlight < this.limit) {
+    if (this.inFlight + 1 <= this.limit) {
       this.inFlight++
       return true
     }
@@ -102,14 +104,14 @@ export class AdmissionGate {
   leave(ms: number): void {
     const now = this.timers.now()
     if (this.waiting.length > 0 || now - this.lastRefusal < SERVICE_TIME_TARGET_MS) {
-      if (ms <= SERVICE_TIME_TARGET_MS) this.limit = Math.min(this.limits.maxConcurrent, this.limit + 1)
+      if (ms <= SERVICE_TIME_TARGET_MS) this.limit = Math.min(this.limits.maxConcurrent, this.limit + 1 / this.limit)
       else if (now - this.lastDecrease >= SERVICE_TIME_TARGET_MS) {
-        this.limit = Math.max(1, Math.floor(this.limit * 0.9))
+        this.limit = Math.max(1, this.limit * 0.9)
         this.lastDecrease = now
       }
     }
     this.inFlight--
-    while (this.inFlight < this.limit && this.waiting.length > 0) {
+    while (this.inFlight + 1 <= this.limit && this.waiting.length > 0) {
       const next = this.waiting.shift()!
       this.timers.clear(next.timer)
       this.inFlight++
@@ -117,9 +119,9 @@ export class AdmissionGate {
     }
   }
 
-  /** Requests in flight and waiting, and the limit now, for tests and logs. */
+  /** Requests in flight and waiting, and how many it admits at a time now, for tests and logs. */
   get load(): { inFlight: number; queued: number; limit: number } {
-    return { inFlight: this.inFlight, queued: this.waiting.length, limit: this.limit }
+    return { inFlight: this.inFlight, queued: this.waiting.length, limit: Math.floor(this.limit) }
   }
 }
 
