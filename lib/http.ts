@@ -15,7 +15,7 @@ import { TOKEN_PREFIX, UUID_RE } from './ids.js'
 import type { OrgPermission, Permission } from './auth/roles.js'
 import type { ThrottleKey } from './auth/throttle.js'
 import { mountDocs } from './docs.js'
-import { withProjectHeader } from './openapi.js'
+import { withOverloadAnswer, withProjectHeader } from './openapi.js'
 import { readBatch, recordOf, RequestReads } from './reads.js'
 import type { KernelDeps } from './kernel.js'
 import { clientIp, healthCheck, requestLogging } from './request-log.js'
@@ -431,7 +431,7 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   }
   // X-Project-ID is documented where it is enforced: by the kernel, on every authenticated operation of a project-scoped service.
   const needsProject = (path: string) => opts.projectScoped && path.startsWith(`${API_PREFIX}/`) && !isPublic(path)
-  app.get('/openapi.json', (c) => c.json(withProjectHeader(app.getOpenAPI31Document(documentConfig), needsProject)))
+  app.get('/openapi.json', (c) => c.json(withOverloadAnswer(withProjectHeader(app.getOpenAPI31Document(documentConfig), needsProject))))
   mountDocs(app, opts.title)
   return app
 }

@@ -753,7 +753,19 @@ export interface components {
             refresh_token: string;
         };
     };
-    responses: never;
+    responses: {
+        /** @description The service is at capacity: nothing was done; send the same request again after Retry-After seconds */
+        Overloaded: {
+            headers: {
+                /** @description Seconds to wait before sending the request again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -826,6 +838,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listOrganizations: {
@@ -893,6 +906,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createOrganization: {
@@ -962,6 +976,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getOrganization: {
@@ -1020,6 +1035,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listOrganizationMembers: {
@@ -1078,6 +1094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     addOrganizationMember: {
@@ -1140,6 +1157,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     removeOrganizationMember: {
@@ -1197,6 +1215,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listServiceUsers: {
@@ -1266,6 +1285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createServiceUser: {
@@ -1337,6 +1357,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getProjectCredentials: {
@@ -1395,6 +1416,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     setProjectCredentials: {
@@ -1466,6 +1488,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     deleteProjectCredentials: {
@@ -1522,6 +1545,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     setProjectLetterhead: {
@@ -1584,6 +1608,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     deleteProjectLetterhead: {
@@ -1640,6 +1665,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listProjects: {
@@ -1708,6 +1734,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createProject: {
@@ -1777,6 +1804,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getProject: {
@@ -1835,6 +1863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listProjectMembers: {
@@ -1893,6 +1922,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     addProjectMember: {
@@ -1955,6 +1985,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     setProjectMemberRoles: {
@@ -2018,6 +2049,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     removeProjectMember: {
@@ -2075,6 +2107,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getMe: {
@@ -2131,6 +2164,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getDefaultContext: {
@@ -2187,6 +2221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     setDefaultContext: {
@@ -2247,6 +2282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listPersonalAccessTokens: {
@@ -2314,6 +2350,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createPersonalAccessToken: {
@@ -2374,6 +2411,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     revokePersonalAccessToken: {
@@ -2430,6 +2468,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getServiceUser: {
@@ -2488,6 +2527,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     updateServiceUser: {
@@ -2559,6 +2599,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listServiceKeys: {
@@ -2617,6 +2658,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createServiceKey: {
@@ -2684,6 +2726,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     revokeServiceKey: {
@@ -2741,6 +2784,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     exchangeServiceToken: {
@@ -2784,6 +2828,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     beginLogin: {
@@ -2837,6 +2882,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     completeLogin: {
@@ -2898,6 +2944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     logout: {
@@ -2916,6 +2963,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     passwordLogin: {
@@ -2985,6 +3033,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     refreshLogin: {
@@ -3045,6 +3094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
 }
