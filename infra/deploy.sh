@@ -209,6 +209,8 @@ ENV_ARGS=(
   --set "AUDIT_HMAC_ACTIVE_KEY=$AUDIT_HMAC_ACTIVE_KEY"
   # The platform acts as these everywhere: no project may bind one as its service account (docs/tenancy.md).
   --set "PLATFORM_SERVICE_ACCOUNTS=$RUNTIME_SA,$PUSH_SA${BUILD_SERVICE_ACCOUNT:+,$BUILD_SERVICE_ACCOUNT}"
+  # An instance admits itself the requests Cloud Run lets into it (--concurrency below): one number (docs/operating.md).
+  --set "MAX_CONCURRENT_REQUESTS=$FUNCTION_CONCURRENCY"
   --secret AUDIT_HMAC_KEYS
   --default "LOG_LEVEL=info"
 )
