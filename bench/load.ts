@@ -186,6 +186,8 @@ async function main() {
       })
       const latencies = answerTimes(results)
       const acceptedLatencies = answerTimes(results.filter((r) => r.status === 201))
+      // A refusal slow in coming was slow before the gate (the connection, the event loop), not in it.
+      const refusalLatencies = answerTimes(results.filter(refusal))
       say(`${counts.accepted} accepted; waiting for every accepted run to be terminal`)
 
       let lastLine = 0
@@ -215,6 +217,7 @@ async function main() {
         unanswered_after_2s: unanswered,
         answer_ms: times(latencies),
         accepted_answer_ms: times(acceptedLatencies),
+        refusal_answer_ms: times(refusalLatencies),
         accepted_per_second: Math.round((accepted.length / answeredSeconds) * 10) / 10,
         concurrency: CONCURRENCY,
         bare_per_second: bare.per_second,
@@ -257,6 +260,10 @@ async function main() {
         [
           '201 answer p50 / p90 / p99 / max',
           `${fmt(summary.accepted_answer_ms.p50, 0)} / ${fmt(summary.accepted_answer_ms.p90, 0)} / ${fmt(summary.accepted_answer_ms.p99, 0)} / ${fmt(summary.accepted_answer_ms.max, 0)} ms`,
+        ],
+        [
+          '429/503 answer p50 / p90 / p99 / max',
+          `${fmt(summary.refusal_answer_ms.p50, 0)} / ${fmt(summary.refusal_answer_ms.p90, 0)} / ${fmt(summary.refusal_answer_ms.p99, 0)} / ${fmt(summary.refusal_answer_ms.max, 0)} ms`,
         ],
         [`unanswered after ${ANSWER_WITHIN_MS / 1000} s`, unanswered],
         ['first request → all terminal', startToTerminal === null ? `not within ${WAIT_MS / 1000} s` : `${startToTerminal} s`],
