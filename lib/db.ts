@@ -3,6 +3,7 @@ import {
   Firestore,
   type CollectionReference,
   type DocumentData,
+  type DocumentReference,
   type DocumentSnapshot,
   Timestamp,
   type ReadOnlyTransactionOptions,
@@ -162,16 +163,57 @@ export class Db {
     const started = now()
     for (let retry = 0; ; retry++) {
       let attempt: Transaction | undefined
+      const turns: Array<() => void> = []
+      let failure: unknown
       try {
-        return await this.firestore.runTransaction((tx) => fn((attempt = tx)), once)
+        return await this.firestore.runTransaction((tx) => {
+          attempt = tx
+          this.turnsHeld.set(tx, turns)
+          return fn(tx)
+        }, once)
       } catch (err) {
-        const lost = isRace(err) || (attempt !== undefined && this.preconditioned.has(attempt) && codeOf(err) === FAILED_PRECONDITION)
-        if (!lost && !isRetryableTransaction(err)) throw err
-        const wait = random() * Math.min(maxDelayMs, baseDelayMs * 2 ** retry)
-        if (now() + wait - started > budgetMs) throw lost ? new LostRace(retry + 1, err) : err
-        await this.retry.sleep(wait)
+        failure = err
+      } finally {
+        // The attempt is over: the next in turn goes now, not after this one's wait.
+        for (const release of turns) release()
       }
+      const lost = isRace(failure) || (attempt !== undefined && this.preconditioned.has(attempt) && codeOf(failure) === FAILED_PRECONDITION)
+      if (!lost && !isRetryableTransaction(failure)) throw failure
+      const wait = random() * Math.min(maxDelayMs, baseDelayMs * 2 ** retry)
+      if (now() + wait - started > budgetMs) throw lost ? new LostRace(retry + 1, failure) : failure
+      await this.retry.sleep(wait)
     }
+  }
+
+  /** Per document path, the end of the last turn taken at it (`takeTurn`). */
+  private readonly turns = new Map<string, Promise<void>>()
+  /** The releases of the turns each attempt holds, called when it ends. */
+  private readonly turnsHeld = new WeakMap<Transaction, Array<() => void>>()
+
+  /**
+   * Waits until no other transaction of this process holds its turn at `ref`, and holds the turn
+   * until this attempt ends, committed or not. For a document that concurrent transactions read and
+   * then write (a signed order that its first runs move on), where a write under a precondition
+   * would not do (the read must also keep the document from changing under the transaction): two
+   * transactions that both read it under lock and then both write it wait on each other; Firestore
+   * aborts one at once, the emulator only after a lock timeout of about 2 s, and then all of them,
+   * again and again. The transactions of one process take turns instead; those of other processes
+   * still race, and run again when they lose. Call it before the transaction reads anything another
+   * may be waiting its turn to write.
+   */
+  async takeTurn(tx: Transaction, ref: DocumentReference): Promise<void> {
+    const held = this.turnsHeld.get(tx)
+    if (!held) throw new Error('takeTurn needs a transaction run by Db.transaction, which ends the turn')
+    const before = this.turns.get(ref.path)
+    let release!: () => void
+    const mine = new Promise<void>((r) => (release = r))
+    const turn = (before ?? Promise.resolve()).then(() => mine)
+    this.turns.set(ref.path, turn)
+    held.push(() => {
+      release()
+      if (this.turns.get(ref.path) === turn) this.turns.delete(ref.path)
+    })
+    await before
   }
 
   /** The attempts that wrote under a precondition (`writeIfUnchanged`): a FAILED_PRECONDITION at their commit is a lost race. */

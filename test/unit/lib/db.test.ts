@@ -1,4 +1,4 @@
-import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore'
+import type { DocumentReference, DocumentSnapshot, Firestore } from '@google-cloud/firestore'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { Db, isEmulatorAbort, isRetryableTransaction, LostRace, TRANSACTION_RETRY, type TransactionRetry } from '../../../lib/db.js'
@@ -172,6 +172,72 @@ describe('Db.transaction', () => {
         },
       ),
     )
+  })
+})
+
+describe('Db.takeTurn', () => {
+  /** A client that runs each transaction once, recording when its function starts and when its commit ends. */
+  function recording() {
+    const log: string[] = []
+    const firestore = {
+      runTransaction: async (fn: (tx: unknown) => Promise<unknown>) => {
+        const result = await fn({})
+        await new Promise((r) => setTimeout(r, 5))
+        return result
+      },
+    }
+    return { db: new Db(firestore as unknown as Firestore, '', fakeTiming()), log }
+  }
+  const ref = (path: string) => ({ path }) as unknown as DocumentReference
+
+  it('makes the transactions of a process that take a turn at one document run one after the other, commit included', async () => {
+    const { db, log } = recording()
+    await Promise.all(
+      ['a', 'b', 'c'].map((name) =>
+        db.transaction(async (tx) => {
+          await db.takeTurn(tx, ref('orders/o1'))
+          log.push(`${name} reads`)
+          await new Promise((r) => setTimeout(r, 5))
+          log.push(`${name} writes`)
+        }),
+      ),
+    )
+    expect(log).toEqual(['a reads', 'a writes', 'b reads', 'b writes', 'c reads', 'c writes'])
+  })
+
+  it('lets transactions at other documents run together', async () => {
+    const { db, log } = recording()
+    await Promise.all(
+      ['o1', 'o2'].map((id) =>
+        db.transaction(async (tx) => {
+          await db.takeTurn(tx, ref(`orders/${id}`))
+          log.push(`${id} reads`)
+          await new Promise((r) => setTimeout(r, 5))
+          log.push(`${id} writes`)
+        }),
+      ),
+    )
+    expect(log.slice(0, 2).sort()).toEqual(['o1 reads', 'o2 reads'])
+  })
+
+  it('ends the turn of an attempt that failed, so the next goes', async () => {
+    const { db, log } = recording()
+    const failing = db.transaction(async (tx) => {
+      await db.takeTurn(tx, ref('orders/o1'))
+      throw conflict('order is cancelled')
+    })
+    const next = db.transaction(async (tx) => {
+      await db.takeTurn(tx, ref('orders/o1'))
+      log.push('next')
+    })
+    await expect(failing).rejects.toThrow('order is cancelled')
+    await next
+    expect(log).toEqual(['next'])
+  })
+
+  it('refuses a transaction it does not run, whose turn nothing would end', async () => {
+    const { db } = recording()
+    await expect(db.takeTurn({} as never, ref('orders/o1'))).rejects.toThrow(/Db.transaction/)
   })
 })
 

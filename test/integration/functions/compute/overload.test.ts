@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createComputeApp } from '../../../../functions/compute/service.js'
+import { makeOrder } from '../../../support/clinical.js'
 import { apiFor } from '../../../support/world.js'
 import { makeComputeWorld } from './support.js'
 
@@ -60,5 +61,16 @@ describe('compute: overload is answered, not left hanging', async () => {
     expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(11)
     const made = await w.deps.db.col('runs').where('project_id', '==', w.project.id).where('idempotency_key', '==', key).get()
     expect(made.size).toBe(1)
+  })
+
+  it('accepts the runs submitted together for one signed order, each one, none answered 409, and starts the order once', async () => {
+    const order = await makeOrder(w.deps, w.project)
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => w.api('POST', '/runs', { token: analyst.token, body: { pipeline_id: hello, params: {}, order_id: order.id } })),
+    )
+    expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 8 }, () => 201))
+    expect((await w.deps.db.col('runs').where('order_id', '==', order.id).get()).size).toBe(8)
+    const started = await w.deps.db.col('audit_events').where('entity.id', '==', order.id).where('action', '==', 'order.transitioned').get()
+    expect(started.docs.filter((d) => d.get('change.to') === 'in_progress')).toHaveLength(1)
   })
 })
