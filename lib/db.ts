@@ -53,15 +53,23 @@ export const KERNEL_COLLECTIONS = [
  * runTransaction retries five times, waiting 1 s, 1.5 s, 2.25 s and 3.4 s between attempts: a
  * contended request would be answered after 8 s or more. Db.transaction asks it for one attempt
  * and runs the retries itself, each after a short random wait ("full jitter": concurrent losers do
- * not come back together), and starts none but the second later than `budgetMs` after the first,
- * so that a request still answers within its 2 s; only then does the loss reach the client as a 409.
+ * not come back together), and starts none later than `budgetMs` after the first, so that a
+ * request still answers within its 2 s; only then does the loss reach the client as a 409.
+ *
+ * An attempt that lost only after waiting longer than the whole budget lost a deadlock: two
+ * transactions that read a document under lock and then both write it wait on each other, which
+ * Firestore ends at once by aborting one, but the emulator only after a lock timeout of about 2 s,
+ * and then aborts them all. Such losers wait a random time spread over the budget, so that they do
+ * not meet again, and get a budget afresh; the `slowLosses`-th such loss ends it.
  */
 export interface TransactionRetry {
-  /** No attempt but the second starts later than this after the first one started. */
+  /** No attempt starts later than this after the first (or after the last deadlock lost). */
   budgetMs: number
   /** The wait before the n-th retry is uniform in [0, min(maxDelayMs, baseDelayMs · 2^(n-1))). */
   baseDelayMs: number
   maxDelayMs: number
+  /** Losses after a wait longer than the budget (deadlocks the emulator broke) that end the retries. */
+  slowLosses: number
   now(): number
   sleep(ms: number): Promise<void>
   random(): number
@@ -71,6 +79,7 @@ export const TRANSACTION_RETRY: TransactionRetry = {
   budgetMs: 1000,
   baseDelayMs: 10,
   maxDelayMs: 200,
+  slowLosses: 3,
   now: () => performance.now(),
   sleep: (ms) => sleep(ms),
   random: Math.random,
@@ -157,13 +166,15 @@ export class Db {
    * one that may run more than once, as the client library already requires.
    */
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: ReadWriteTransactionOptions | ReadOnlyTransactionOptions): Promise<T> {
-    const { budgetMs, baseDelayMs, maxDelayMs, now, random } = this.retry
+    const { budgetMs, baseDelayMs, maxDelayMs, slowLosses, now, random } = this.retry
     // A read-only transaction takes no locks and is never retried by the library; a read-write one gets one attempt there, the retries here.
     const once = options?.readOnly ? options : { ...options, maxAttempts: 1 }
-    const started = now()
+    let budgetFrom = now()
+    let slow = 0
     for (let retry = 0; ; retry++) {
       let attempt: Transaction | undefined
       const turns: Array<() => void> = []
+      const attemptStarted = now()
       let failure: unknown
       try {
         return await this.firestore.runTransaction((tx) => {
@@ -179,11 +190,17 @@ export class Db {
       }
       const lost = isRace(failure) || (attempt !== undefined && this.preconditioned.has(attempt) && codeOf(failure) === FAILED_PRECONDITION)
       if (!lost && !isRetryableTransaction(failure)) throw failure
-      const wait = random() * Math.min(maxDelayMs, baseDelayMs * 2 ** retry)
-      // Past the budget no attempt starts, but for a second one: a first attempt that took longer than
-      // the budget (the emulator waits out a 2 s lock timeout before it aborts two that deadlocked)
-      // gets one more before its loss reaches the client.
-      if (retry > 0 && now() + wait - started > budgetMs) throw lost ? new LostRace(retry + 1, failure) : failure
+      const giveUp = () => (lost ? new LostRace(retry + 1, failure) : failure)
+      let wait: number
+      if (lost && now() - attemptStarted > budgetMs) {
+        // A deadlock the emulator broke (see TransactionRetry): spread over the budget, which starts afresh.
+        if (++slow >= slowLosses) throw giveUp()
+        wait = random() * budgetMs
+        budgetFrom = now() + wait
+      } else {
+        wait = random() * Math.min(maxDelayMs, baseDelayMs * 2 ** retry)
+        if (now() + wait - budgetFrom > budgetMs) throw giveUp()
+      }
       await this.retry.sleep(wait)
     }
   }
