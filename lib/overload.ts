@@ -120,7 +120,7 @@ export class AdmissionGate {
     }
   }
 
-  /** Requests in flight and waiting, and how many it admits at a time now, for tests and logs. */
+  /** Requests in flight and waiting, and how many it admits at a time now (the refusal names it). */
   get load(): { inFlight: number; queued: number; limit: number } {
     return { inFlight: this.inFlight, queued: this.waiting.length, limit: Math.floor(this.limit) }
   }
