@@ -206,18 +206,22 @@ export async function benchSuite(prefix: string): Promise<BenchSuite> {
   return self
 }
 
-/** One POST /runs: the answer's status (0 when the request itself failed), the run id when accepted, else what went wrong. */
+/**
+ * One POST /runs: the answer's status (0 when the request itself failed), the run id when
+ * accepted, else what went wrong, and the Retry-After header of a refusal.
+ */
 export async function submitRun(
   compute: string,
   headers: Record<string, string>,
   body: unknown,
-): Promise<{ status: number; id?: string; error?: string }> {
+): Promise<{ status: number; id?: string; error?: string; retryAfter?: string }> {
   try {
     const res = await fetch(`${compute}/api/v1/runs`, { method: 'POST', headers, body: JSON.stringify(body) })
     const text = await res.text()
     if (res.status === 201) return { status: res.status, id: (JSON.parse(text) as { id: string }).id }
     // A refusal's detail, so that one 409 (a name taken, contention) can be told from another.
-    return { status: res.status, error: (JSON.parse(text) as { detail?: string }).detail ?? text.slice(0, 200) }
+    const error = (JSON.parse(text) as { detail?: string }).detail ?? text.slice(0, 200)
+    return { status: res.status, error, retryAfter: res.headers.get('retry-after') ?? undefined }
   } catch (err) {
     return { status: 0, error: err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err) }
   }

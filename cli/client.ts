@@ -129,8 +129,26 @@ export interface PageRequest {
 
 const PAGE_SIZE_ALL = 500
 const MAX_PAGE_SIZE = 1000
-/** Gateways answer these while a service restarts; they never mean the request was applied twice. */
-const RETRY_STATUSES = new Set([502, 503, 504])
+/**
+ * Answers after which nothing was done and the same request may be sent again: a gateway's while a
+ * service restarts (502, 504), and a service at capacity or Cloud Run out of instances (503, 429),
+ * which say how long to wait in Retry-After.
+ */
+const RETRY_STATUSES = new Set([429, 502, 503, 504])
+/** A longer Retry-After (a login locked for minutes) is not waited out: the error says when to come back. */
+const MAX_RETRY_AFTER_MS = 10_000
+
+const IMF_FIXDATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/
+
+/** Retry-After in milliseconds, as delay-seconds or an HTTP-date (RFC 9110, 10.2.3); undefined when absent or unreadable. */
+export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined
+  const text = value.trim()
+  if (/^\d+$/.test(text)) return Number(text) * 1000
+  // The date as RFC 9110 has senders write it (IMF-fixdate), not whatever Date.parse would take ('-1' is a year).
+  if (!IMF_FIXDATE.test(text)) return undefined
+  return Math.max(0, Date.parse(text) - now)
+}
 /** Network failures after which the request may or may not have arrived: only safe requests are retried. */
 const TRANSIENT_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'TimeoutError'])
 
@@ -179,8 +197,9 @@ function detailOf(body: unknown, res: Response): string {
 
 /**
  * What openapi-fetch sends its requests through: adds the token, the user agent and the timeout;
- * retries 502/503/504 and transient network failures of a GET, or of a POST that carries an
- * Idempotency-Key (the service then answers a repeat with the first result); renews the token once
+ * retries 429/502/503/504 (waiting at least their Retry-After, when it is at most 10 s) and
+ * transient network failures of a GET, or of a POST that carries an Idempotency-Key (the service
+ * then answers a repeat with the first result); renews the token once
  * after a 401; and turns every failure into HttpError, UnreachableError or AbortedError, so that a
  * call either returns the typed body or throws.
  */
@@ -218,9 +237,11 @@ function transport(service: ServiceName, base: string, opts: ClientOptions, auth
         }
       }
       const delay = retryDelaysMs[attempt]
-      if (RETRY_STATUSES.has(res.status) && retryable && delay !== undefined) {
+      const asked = retryAfterMs(res.headers.get('retry-after'))
+      if (RETRY_STATUSES.has(res.status) && retryable && delay !== undefined && (asked ?? 0) <= MAX_RETRY_AFTER_MS) {
         await res.body?.cancel()
-        await sleep(delay, opts.signal)
+        // At least what the service asked, and up to a fifth more at random, so that clients refused together do not come back together.
+        await sleep(Math.max(asked ?? 0, delay) * (1 + Math.random() / 5), opts.signal)
         continue
       }
       if (!res.ok) {

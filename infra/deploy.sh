@@ -187,6 +187,8 @@ ENV_ARGS=(
   # one as its service account (docs/tenancy.md).
   --set "PLATFORM_SERVICE_ACCOUNTS=$RUNTIME_SA,$PUSH_SA,$BUILD_SA"
   --set "TRUSTED_PROXY_HOPS=$TRUSTED_PROXY_HOPS"
+  # An instance admits itself the requests Cloud Run lets into it (--concurrency below): one number (docs/operating.md).
+  --set "MAX_CONCURRENT_REQUESTS=$FUNCTION_CONCURRENCY"
   --secret AUDIT_HMAC_KEYS
   --default "LOG_LEVEL=info"
 )

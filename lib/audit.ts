@@ -123,7 +123,7 @@ export function checkEventHash(event: AuditEvent, keys: AuditKeyRing): { method:
  * chain head. A single head per project would serialize every audited change of the project (and
  * Firestore sustains about one write per second on one document).
  * Inside a caller's transaction the event commits with the change it records; the chain head is
- * read first, as Firestore requires every read of a transaction to come before its writes.
+ * read outside the transaction's locks and written under a precondition (see `prepare`).
  */
 export const AUDIT_SHARDS = 256
 
@@ -186,11 +186,17 @@ export class AuditWriter {
     private readonly log: Logger,
   ) {}
 
-  /** Reads the chain head in `tx`; call before any write of the transaction, then `write` after. */
+  /**
+   * Reads the chain head for `tx`, then `write` records events after it. The head is the document
+   * concurrent changes share most (every change of the entities of its shard), so it is read
+   * outside the transaction's locks and written under a precondition (Db.writeIfUnchanged): two
+   * transactions never wait on each other for it, and the one that commits second runs again after
+   * the head its rival wrote, so the chain stays one unbroken sequence.
+   */
   async prepare(tx: Transaction, scope: AuditScope) {
     const chain = auditChainKey(scope)
     const headRef = this.db.col('audit_heads').doc(chain)
-    const snap = await tx.get(headRef)
+    const snap = await headRef.get()
     const head = snap.data() as Partial<AuditHead> | undefined
     let seq = head && Number.isSafeInteger(head.seq) ? head.seq! : 0
     let prev = typeof head?.hash === 'string' ? head.hash : ''
@@ -198,6 +204,7 @@ export class AuditWriter {
     const problem = head && headProblem(this.keys, chain, head)
     let chainBreak = problem && (problem.failed ?? problem.unverifiable)
     if (chainBreak) this.log.error('audit chain head does not verify: the next event records the break', { chain, problem: chainBreak })
+    let headWritten = false
     return {
       write: (ctx: AuditContext, input: AuditInput): AuditEvent => {
         if (auditChainKey(input) !== chain) throw new Error(`audit event ${input.action} outside the prepared chain ${chain}`)
@@ -223,7 +230,11 @@ export class AuditWriter {
         chainBreak = undefined
         prev = event.hash
         tx.create(this.db.col('audit_events').doc(event.id), event)
-        tx.set(headRef, signHead(this.keys, chain, seq, event.hash, event.occurred_at))
+        const head = signHead(this.keys, chain, seq, event.hash, event.occurred_at)
+        // Under the precondition once: a later event of this chain in the same transaction moves the head on from there.
+        if (headWritten) tx.set(headRef, head)
+        else this.db.writeIfUnchanged(tx, snap, head)
+        headWritten = true
         return event
       },
     }

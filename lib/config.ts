@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { AuditKeyRing } from './audit-keys.js'
+import type { AdmissionLimits } from './overload.js'
 
 /**
  * Every setting the platform reads, parsed once at boot. No other module reads process.env.
@@ -122,6 +123,17 @@ const EnvSchema = z.object({
   TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(5).default(0),
 
   /**
+   * Requests a service instance handles at a time (docs/operating.md): infra/deploy.sh sets it to
+   * the functions' --concurrency (FUNCTION_CONCURRENCY, 40 by default), so an instance enforces
+   * itself the limit Cloud Run routes by, and the local suite, which runs without Cloud Run's front
+   * end, behaves as an instance does. MAX_QUEUED_REQUESTS more may wait, each at most
+   * MAX_QUEUE_WAIT_MS, for one of them to end; any other is answered 503 with Retry-After.
+   */
+  MAX_CONCURRENT_REQUESTS: z.coerce.number().int().min(1).max(1000).default(40),
+  MAX_QUEUED_REQUESTS: z.coerce.number().int().min(0).max(1000).default(40),
+  MAX_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(10_000).default(250),
+
+  /**
    * The audit log's keys (docs/audit.md): `id:base64key[,id:base64key…]`, each 32 bytes or more,
    * and the id of the one new events are keyed with (optional when the ring holds one). A secret: in
    * the cloud from Secret Manager (infra/deploy.sh), locally from the suite's data folder. Every
@@ -184,6 +196,8 @@ export interface Config {
     platformAccounts: string[]
   }
   trustedProxyHops: number
+  /** How many requests a service instance handles at a time, and how many wait and how long (lib/overload.ts). */
+  admission: AdmissionLimits
   /** Origins allowed to send cookie-authenticated state-changing requests. */
   publicOrigins: string[]
   /** The keys of the audit log; absent in tools that record nothing (a kernel requires them). */
@@ -305,6 +319,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         .filter(Boolean),
     },
     trustedProxyHops: e.TRUSTED_PROXY_HOPS,
+    admission: { maxConcurrent: e.MAX_CONCURRENT_REQUESTS, maxQueued: e.MAX_QUEUED_REQUESTS, maxWaitMs: e.MAX_QUEUE_WAIT_MS },
     publicOrigins: publicOrigins(e, services),
     auditKeys: auditKeys(e),
     logLevel: e.LOG_LEVEL,

@@ -2,6 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import {
   Firestore,
   type CollectionReference,
+  type DocumentData,
+  type DocumentReference,
+  type DocumentSnapshot,
   Timestamp,
   type ReadOnlyTransactionOptions,
   type ReadWriteTransactionOptions,
@@ -49,7 +52,42 @@ export const KERNEL_COLLECTIONS = [
   'login_throttle',
 ] as const
 
-const TRANSACTION_ATTEMPTS = 5
+/**
+ * How a transaction that lost a race is run again (docs/operating.md). The client library's own
+ * runTransaction retries five times, waiting 1 s, 1.5 s, 2.25 s and 3.4 s between attempts: a
+ * contended request would be answered after 8 s or more. Db.transaction asks it for one attempt
+ * and runs the retries itself, each after a short random wait ("full jitter": concurrent losers do
+ * not come back together), and starts none later than `budgetMs` after the first, so that a
+ * request still answers within its 2 s; only then does the loss reach the client as a 409.
+ *
+ * An attempt that lost only after waiting longer than the whole budget lost a deadlock: two
+ * transactions that read a document under lock and then both write it wait on each other, which
+ * Firestore ends at once by aborting one, but the emulator only after a lock timeout of about 2 s,
+ * and then aborts them all. Such losers wait a random time spread over the budget, so that they do
+ * not meet again, and get a budget afresh; the `slowLosses`-th such loss ends it.
+ */
+export interface TransactionRetry {
+  /** No attempt starts later than this after the first (or after the last deadlock lost). */
+  budgetMs: number
+  /** The wait before the n-th retry is uniform in [0, min(maxDelayMs, baseDelayMs · 2^(n-1))). */
+  baseDelayMs: number
+  maxDelayMs: number
+  /** Losses after a wait longer than the budget (deadlocks the emulator broke) that end the retries. */
+  slowLosses: number
+  now(): number
+  sleep(ms: number): Promise<void>
+  random(): number
+}
+
+export const TRANSACTION_RETRY: TransactionRetry = {
+  budgetMs: 1000,
+  baseDelayMs: 10,
+  maxDelayMs: 200,
+  slowLosses: 3,
+  now: () => performance.now(),
+  sleep: (ms) => sleep(ms),
+  random: Math.random,
+}
 
 /**
  * How the Firestore emulator reports a transaction it aborted for a concurrent one: INVALID_ARGUMENT
@@ -61,26 +99,163 @@ export function isEmulatorAbort(err: unknown): boolean {
   return code === 3 && typeof message === 'string' && message.includes('Transaction is invalid or closed')
 }
 
+const ABORTED = 10
+const ALREADY_EXISTS = 6
+const FAILED_PRECONDITION = 9
+
+/**
+ * The gRPC codes after which the client library runs a transaction again (its
+ * isRetryableTransactionError, from the Firebase SDKs' transaction runner): ABORTED, the loss to a
+ * concurrent transaction, and the transient failures of the service. Nothing of a failed attempt
+ * was committed, or, for a commit that failed in flight, the attempt that runs again reads what it
+ * committed (a transaction function may run more than once: see RunStore.submit).
+ */
+const RETRIED_CODES: ReadonlySet<number> = new Set([
+  1, // CANCELLED
+  2, // UNKNOWN
+  4, // DEADLINE_EXCEEDED
+  8, // RESOURCE_EXHAUSTED
+  ABORTED,
+  13, // INTERNAL
+  14, // UNAVAILABLE
+  16, // UNAUTHENTICATED
+])
+
+const codeOf = (err: unknown) => (typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined)
+
+/** A loss to concurrent transactions: aborted for one (by Firestore or the emulator), or beaten to a document it meant to create. */
+function isRace(err: unknown): boolean {
+  const code = codeOf(err)
+  return code === ABORTED || code === ALREADY_EXISTS || isEmulatorAbort(err)
+}
+
+/**
+ * A transaction worth running again: a race lost (the attempt that runs again reads what the winner
+ * wrote, and decides on it), and the transient failures the client library retries.
+ */
+export function isRetryableTransaction(err: unknown): boolean {
+  if (isRace(err)) return true
+  const code = codeOf(err)
+  if (typeof code === 'number' && RETRIED_CODES.has(code)) return true
+  // Firestore answers an expired transaction id INVALID_ARGUMENT, which the library retries too.
+  const message = (err as { message?: unknown } | null)?.message
+  return code === 3 && typeof message === 'string' && message.includes('transaction has expired')
+}
+
+/**
+ * A transaction that still lost to concurrent ones when its time to run again was up
+ * (TRANSACTION_RETRY): nothing of it was written, and the request may be sent again (lib/errors.ts
+ * answers it 409).
+ */
+export class LostRace extends Error {
+  override name = 'LostRace'
+  constructor(
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(`lost to concurrent transactions ${attempts} times: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+  }
+}
+
 export class Db {
   constructor(
     readonly firestore: Firestore,
     readonly prefix = '',
+    private readonly retry: TransactionRetry = TRANSACTION_RETRY,
   ) {}
   /**
-   * `firestore.runTransaction`, also run again when the Firestore emulator aborted it for a
-   * concurrent one (`isEmulatorAbort`): Firestore itself answers ABORTED, which the client library
-   * retries, the emulator INVALID_ARGUMENT, which it does not. Nothing of an aborted attempt was
-   * written, and `fn` is already one the library may run more than once. Five attempts in all.
+   * `firestore.runTransaction`, run again while it loses to concurrent transactions or meets a
+   * transient failure (`isRetryableTransaction`), within `TRANSACTION_RETRY`'s time; then a race
+   * still lost is thrown as LostRace (answered 409), a transient failure as it came. `fn` must be
+   * one that may run more than once, as the client library already requires.
    */
   async transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: ReadWriteTransactionOptions | ReadOnlyTransactionOptions): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+    const { budgetMs, baseDelayMs, maxDelayMs, slowLosses, now, random } = this.retry
+    // A read-only transaction takes no locks and is never retried by the library; a read-write one gets one attempt there, the retries here.
+    const once = options?.readOnly ? options : { ...options, maxAttempts: 1 }
+    let budgetFrom = now()
+    let slow = 0
+    for (let retry = 0; ; retry++) {
+      let attempt: Transaction | undefined
+      const turns: Array<() => void> = []
+      const attemptStarted = now()
+      let failure: unknown
       try {
-        return await this.firestore.runTransaction(fn, options)
+        return await this.firestore.runTransaction((tx) => {
+          attempt = tx
+          this.turnsHeld.set(tx, turns)
+          return fn(tx)
+        }, once)
       } catch (err) {
-        if (attempt >= TRANSACTION_ATTEMPTS || !isEmulatorAbort(err)) throw err
-        await sleep(Math.random() * 20 * 2 ** attempt)
+        failure = err
+      } finally {
+        // The attempt is over: the next in turn goes now, not after this one's wait.
+        for (const release of turns) release()
       }
+      const lost = isRace(failure) || (attempt !== undefined && this.preconditioned.has(attempt) && codeOf(failure) === FAILED_PRECONDITION)
+      if (!lost && !isRetryableTransaction(failure)) throw failure
+      const giveUp = () => (lost ? new LostRace(retry + 1, failure) : failure)
+      let wait: number
+      if (lost && now() - attemptStarted > budgetMs) {
+        // A deadlock the emulator broke (see TransactionRetry): spread over the budget, which starts afresh.
+        if (++slow >= slowLosses) throw giveUp()
+        wait = random() * budgetMs
+        budgetFrom = now() + wait
+      } else {
+        wait = random() * Math.min(maxDelayMs, baseDelayMs * 2 ** retry)
+        if (now() + wait - budgetFrom > budgetMs) throw giveUp()
+      }
+      await this.retry.sleep(wait)
     }
+  }
+
+  /** Per document path, the end of the last turn taken at it (`takeTurn`). */
+  private readonly turns = new Map<string, Promise<void>>()
+  /** The releases of the turns each attempt holds, called when it ends. */
+  private readonly turnsHeld = new WeakMap<Transaction, Array<() => void>>()
+
+  /**
+   * Waits until no other transaction of this process holds its turn at `ref`, and holds the turn
+   * until this attempt ends, committed or not. For a document that concurrent transactions read and
+   * then write (a signed order that its first runs move on), where a write under a precondition
+   * would not do (the read must also keep the document from changing under the transaction): two
+   * transactions that both read it under lock and then both write it wait on each other; Firestore
+   * aborts one at once, the emulator only after a lock timeout of about 2 s, and then all of them,
+   * again and again. The transactions of one process take turns instead; those of other processes
+   * still race, and run again when they lose. Call it before the transaction reads anything another
+   * may be waiting its turn to write.
+   */
+  async takeTurn(tx: Transaction, ref: DocumentReference): Promise<void> {
+    const held = this.turnsHeld.get(tx)
+    if (!held) throw new Error('takeTurn needs a transaction run by Db.transaction, which ends the turn')
+    const before = this.turns.get(ref.path)
+    let release!: () => void
+    const mine = new Promise<void>((r) => (release = r))
+    const turn = (before ?? Promise.resolve()).then(() => mine)
+    this.turns.set(ref.path, turn)
+    held.push(() => {
+      release()
+      if (this.turns.get(ref.path) === turn) this.turns.delete(ref.path)
+    })
+    await before
+  }
+
+  /** The attempts that wrote under a precondition (`writeIfUnchanged`): a FAILED_PRECONDITION at their commit is a lost race. */
+  private readonly preconditioned = new WeakSet<Transaction>()
+
+  /**
+   * Writes `data` over the document of `snap`, read outside the transaction, only if nobody wrote
+   * it since: the commit checks its update time (or, for a document that was absent, that it still
+   * is). For a document many transactions read and write (a chain head): read outside the
+   * transaction it holds no lock, so two transactions never wait on each other for it (Firestore
+   * aborts one of two such waiters, the emulator waits out a lock timeout of about 2 s first); the
+   * one that commits second fails FAILED_PRECONDITION (or ALREADY_EXISTS), and `transaction` runs
+   * it again, reading the document afresh.
+   */
+  writeIfUnchanged(tx: Transaction, snap: DocumentSnapshot, data: DocumentData): void {
+    this.preconditioned.add(tx)
+    if (snap.exists) tx.update(snap.ref, data, { lastUpdateTime: snap.updateTime! })
+    else tx.create(snap.ref, data)
   }
 
   private readonly collections = new Map<string, CollectionReference>()

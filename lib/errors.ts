@@ -1,7 +1,7 @@
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ZodError } from 'zod'
-import { isEmulatorAbort } from './db.js'
+import { isEmulatorAbort, LostRace } from './db.js'
 import type { Logger } from './log.js'
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 412 | 413 | 429 | 500
@@ -51,13 +51,15 @@ export function isAlreadyExists(err: unknown): boolean {
 }
 
 /**
- * A Firestore transaction that lost to concurrent ones: aborted more often than the client library
- * retries (gRPC ABORTED), or beaten to a document it meant to create (ALREADY_EXISTS). Nothing was
+ * A Firestore transaction that lost to concurrent ones: still losing when Db.transaction stopped
+ * running it again (LostRace), aborted (gRPC ABORTED), or beaten to a document it meant to create
+ * (ALREADY_EXISTS). Nothing was
  * written; the request may be sent again. The Firestore emulator reports a transaction it aborted
  * for a concurrent one as INVALID_ARGUMENT "Transaction is invalid or closed" on the next read,
  * which the client library does not retry: the same loss, so the same answer.
  */
 export function isContention(err: unknown): boolean {
+  if (err instanceof LostRace) return true
   if (typeof err !== 'object' || err === null) return false
   const { code } = err as { code?: unknown }
   return code === 10 || isAlreadyExists(err) || isEmulatorAbort(err)

@@ -15,10 +15,11 @@ import { TOKEN_PREFIX, UUID_RE } from './ids.js'
 import type { OrgPermission, Permission } from './auth/roles.js'
 import type { ThrottleKey } from './auth/throttle.js'
 import { mountDocs } from './docs.js'
-import { withProjectHeader } from './openapi.js'
+import { withOverloadAnswer, withProjectHeader } from './openapi.js'
 import { readBatch, recordOf, RequestReads } from './reads.js'
 import type { KernelDeps } from './kernel.js'
 import { clientIp, healthCheck, requestLogging } from './request-log.js'
+import { admission } from './overload.js'
 
 export type { KernelDeps }
 
@@ -367,7 +368,8 @@ export interface Prefetch<D extends KernelDeps = KernelDeps> {
 }
 
 /**
- * The root app of a service: request ids and logging, the error mapping, authentication on /api/v1
+ * The root app of a service: request ids and logging, admission (at most MAX_CONCURRENT_REQUESTS at a
+ * time, lib/overload.ts), the error mapping, authentication on /api/v1
  * (but for the public paths), tenancy where the service is project-scoped, /openapi.json, /docs,
  * /redoc and /healthz.
  * Resource sub-apps are mounted on the returned app with `app.route(API_PREFIX, sub)`.
@@ -381,6 +383,13 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   app.use('*', requestLogging(deps))
   const publicBase = deps.config.publicUrls[opts.name]
   app.use('*', requestContext(deps.config, publicBase))
+  // Unauthenticated and outside /api/v1, so not in the OpenAPI document. Cloud Run's front end
+  // (Cloud Functions gen2) may answer /healthz itself, so the same check is also at /health.
+  // Registered before the admission gate, which therefore never holds them: a probe of a busy
+  // instance says it is up, not that it is full.
+  app.get('/healthz', healthCheck(opts.name))
+  app.get('/health', healthCheck(opts.name))
+  app.use('*', admission(deps.config.admission))
   // Limited before anything reads the body (chunked bodies are counted as they arrive), for the
   // methods the routes take a body with. A GET or HEAD has none (a Request never carries one), and
   // asking for it would build the whole Request; a method no route takes is a 404 that reads nothing.
@@ -442,12 +451,8 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   }
   // X-Project-ID is documented where it is enforced: by the kernel, on every authenticated operation of a project-scoped service.
   const needsProject = (path: string) => opts.projectScoped && path.startsWith(`${API_PREFIX}/`) && !isPublic(path)
-  app.get('/openapi.json', (c) => c.json(withProjectHeader(app.getOpenAPI31Document(documentConfig), needsProject)))
+  app.get('/openapi.json', (c) => c.json(withOverloadAnswer(withProjectHeader(app.getOpenAPI31Document(documentConfig), needsProject))))
   mountDocs(app, opts.title)
-  // Unauthenticated and outside /api/v1, so not in the OpenAPI document. Cloud Run's front end
-  // (Cloud Functions gen2) may answer /healthz itself, so the same check is also at /health.
-  app.get('/healthz', healthCheck(opts.name))
-  app.get('/health', healthCheck(opts.name))
   return app
 }
 

@@ -2,7 +2,8 @@ import { z } from '@hono/zod-openapi'
 
 /**
  * The pieces every service's OpenAPI document is built from: the error body and the responses
- * that carry it, the X-Project-ID header, and the one schema for ids in paths.
+ * that carry it, the X-Project-ID header, the 503 of an instance at capacity, and the one schema
+ * for ids in paths.
  */
 export const ErrorBody = z.object({ detail: z.string().openapi({ example: 'params.case_id: required' }) }).openapi('Error')
 
@@ -47,6 +48,27 @@ export function withProjectHeader<D extends { paths?: Record<string, object> }>(
       const parameters = (operation.parameters ??= [])
       const firstHeader = parameters.findIndex((p) => p.in === 'header')
       parameters.splice(firstHeader < 0 ? parameters.length : firstHeader, 0, PROJECT_ID_HEADER)
+    }
+  }
+  return doc
+}
+
+/**
+ * The document with the 503 of an instance at capacity (lib/overload.ts) declared on every
+ * operation, as the response component `Overloaded`: the kernel answers it before any route runs,
+ * so it is documented where it is enforced, as X-Project-ID is.
+ */
+export function withOverloadAnswer<D extends { paths?: Record<string, object>; components?: { responses?: Record<string, unknown> } }>(doc: D): D {
+  const responses = ((doc.components ??= {}).responses ??= {})
+  responses.Overloaded = {
+    description: 'The service is at capacity: nothing was done; send the same request again after Retry-After seconds',
+    headers: { 'Retry-After': { description: 'Seconds to wait before sending the request again', schema: { type: 'integer', minimum: 0 } } },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  }
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = (item as Partial<Record<(typeof METHODS)[number], { responses?: Record<string, unknown> }>>)[method]
+      if (operation) (operation.responses ??= {})['503'] ??= { $ref: '#/components/responses/Overloaded' }
     }
   }
   return doc

@@ -874,7 +874,19 @@ export interface components {
             token: string;
         };
     };
-    responses: never;
+    responses: {
+        /** @description The service is at capacity: nothing was done; send the same request again after Retry-After seconds */
+        Overloaded: {
+            headers: {
+                /** @description Seconds to wait before sending the request again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -947,6 +959,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listOrganizations: {
@@ -1014,6 +1027,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createOrganization: {
@@ -1083,6 +1097,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getOrganization: {
@@ -1141,6 +1156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listOrganizationMembers: {
@@ -1199,6 +1215,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     addOrganizationMember: {
@@ -1261,6 +1278,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     removeOrganizationMember: {
@@ -1318,6 +1336,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listServiceUsers: {
@@ -1387,6 +1406,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createServiceUser: {
@@ -1458,6 +1478,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getProjectCredentials: {
@@ -1516,6 +1537,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     setProjectCredentials: {
@@ -1587,6 +1609,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     deleteProjectCredentials: {
@@ -1643,6 +1666,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     setProjectLetterhead: {
@@ -1705,6 +1729,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     deleteProjectLetterhead: {
@@ -1761,6 +1786,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listProjects: {
@@ -1829,6 +1855,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createProject: {
@@ -1898,6 +1925,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getProject: {
@@ -1956,6 +1984,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listProjectMembers: {
@@ -2014,6 +2043,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     addProjectMember: {
@@ -2076,6 +2106,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     setProjectMemberRoles: {
@@ -2139,6 +2170,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     removeProjectMember: {
@@ -2196,6 +2228,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getMe: {
@@ -2252,6 +2285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getDefaultContext: {
@@ -2308,6 +2342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     setDefaultContext: {
@@ -2368,6 +2403,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listPersonalAccessTokens: {
@@ -2435,6 +2471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createPersonalAccessToken: {
@@ -2495,6 +2532,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     revokePersonalAccessToken: {
@@ -2551,6 +2589,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getServiceUser: {
@@ -2609,6 +2648,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     updateServiceUser: {
@@ -2680,6 +2720,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listServiceKeys: {
@@ -2738,6 +2779,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createServiceKey: {
@@ -2805,6 +2847,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     revokeServiceKey: {
@@ -2862,6 +2905,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     exchangeServiceToken: {
@@ -2905,6 +2949,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     beginLogin: {
@@ -2958,6 +3003,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     completeLogin: {
@@ -3019,6 +3065,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     logout: {
@@ -3037,6 +3084,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     passwordLogin: {
@@ -3106,6 +3154,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     cliLoginMethods: {
@@ -3144,6 +3193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     beginDeviceLogin: {
@@ -3182,6 +3232,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     pollDeviceLogin: {
@@ -3260,6 +3311,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     refreshLogin: {
@@ -3302,6 +3354,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     revokeLogin: {
@@ -3333,6 +3386,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
 }

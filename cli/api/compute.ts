@@ -308,7 +308,19 @@ export interface components {
             content_type?: string;
         };
     };
-    responses: never;
+    responses: {
+        /** @description The service is at capacity: nothing was done; send the same request again after Retry-After seconds */
+        Overloaded: {
+            headers: {
+                /** @description Seconds to wait before sending the request again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -388,6 +400,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createPipeline: {
@@ -472,6 +485,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getPipeline: {
@@ -533,6 +547,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getPipelineBySlug: {
@@ -596,6 +611,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listPipelineVersions: {
@@ -668,6 +684,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listRuns: {
@@ -742,6 +759,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createRun: {
@@ -818,6 +836,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listRunsByOrder: {
@@ -891,6 +910,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getRun: {
@@ -952,6 +972,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     cancelRun: {
@@ -1022,6 +1043,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listRunOutputs: {
@@ -1094,6 +1116,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
 }

@@ -189,7 +189,19 @@ export interface components {
             overwrite?: boolean;
         };
     };
-    responses: never;
+    responses: {
+        /** @description The service is at capacity: nothing was done; send the same request again after Retry-After seconds */
+        Overloaded: {
+            headers: {
+                /** @description Seconds to wait before sending the request again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -269,6 +281,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     deleteFile: {
@@ -340,6 +353,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getDownloadUrl: {
@@ -404,6 +418,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createUploadUrl: {
@@ -479,6 +494,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     copyFile: {
@@ -554,6 +570,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     moveFile: {
@@ -629,6 +646,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
 }

@@ -895,7 +895,19 @@ export interface components {
             };
         };
     };
-    responses: never;
+    responses: {
+        /** @description The service is at capacity: nothing was done; send the same request again after Retry-After seconds */
+        Overloaded: {
+            headers: {
+                /** @description Seconds to wait before sending the request again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -977,6 +989,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createReport: {
@@ -1049,6 +1062,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getReport: {
@@ -1110,6 +1124,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     deleteReport: {
@@ -1178,6 +1193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     updateReport: {
@@ -1252,6 +1268,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     transitionReport: {
@@ -1326,6 +1343,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     amendReport: {
@@ -1400,6 +1418,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listReportVariants: {
@@ -1472,6 +1491,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     addReportVariant: {
@@ -1546,6 +1566,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     getReportVariant: {
@@ -1609,6 +1630,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     removeReportVariant: {
@@ -1679,6 +1701,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     updateReportVariant: {
@@ -1755,6 +1778,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listReportComments: {
@@ -1829,6 +1853,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createReportComment: {
@@ -1903,6 +1928,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     updateReportComment: {
@@ -1978,6 +2004,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     listReportSnapshots: {
@@ -2050,6 +2077,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
     createReportSnapshot: {
@@ -2120,6 +2148,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Overloaded"];
         };
     };
 }

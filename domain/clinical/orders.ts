@@ -244,6 +244,9 @@ export class OrderStore {
   runLink(project: { id: string; org_id: string }, order: Pick<OrderRecord, 'id' | 'accession'>): RunLink {
     return {
       read: async (tx): Promise<RunLinkWrite> => {
+        // The first runs of a signed order, submitted together, would each read it and then write it
+        // (signed → in_progress): the runs of this process take turns at it (Db.takeTurn).
+        await this.db.takeTurn(tx, this.refs.order(order.id))
         const current = await this.readOrder(tx, project.id, order.id)
         if (!current) throw notFound('order')
         if (!RUNNABLE.has(current.status)) {

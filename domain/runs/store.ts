@@ -201,11 +201,23 @@ export class RunStore {
       : undefined
     const id = newId()
     let name: string | undefined
+    let attempts = 0
     return this.db.transaction(async (tx) => {
       const now = this.now()
-      if (keyRef && input.idempotency) {
-        const existing = await tx.get(keyRef)
-        const key = existing.data() as IdempotencyRecord | undefined
+      // A transaction runs again after a failed commit, and a commit can fail in flight after it was
+      // applied: the run is then there under its id, and is this request's answer, never a second
+      // run nor a 409 (its create would fail) that makes the client send it again. The first
+      // attempt has nothing to look for: the id is new.
+      if (attempts++ > 0) {
+        const mine = RunStore.data(await tx.get(this.ref(id)))
+        if (mine) return { run: mine, replayed: false }
+      }
+      // The key is read outside the transaction's locks and claimed under a precondition
+      // (Db.writeIfUnchanged): repeats of one submission sent together never wait on each other for
+      // it; the one that commits second runs again, finds the key, and answers the first one's run.
+      const keySnap = keyRef ? await keyRef.get() : undefined
+      if (keySnap && input.idempotency) {
+        const key = keySnap.data() as IdempotencyRecord | undefined
         if (key && key.expires.toMillis() > now.toMillis()) {
           if (key.request_hash !== input.idempotency.requestHash) {
             throw conflict('this Idempotency-Key was already used with a different request; send a new key for a new run')
@@ -248,7 +260,7 @@ export class RunStore {
         job_cleanup_pending: false,
       }
       tx.create(this.ref(id), run)
-      if (keyRef && input.idempotency) {
+      if (keySnap && input.idempotency) {
         const record: IdempotencyRecord = {
           project_id: input.project.id,
           user_id: input.created_by,
@@ -257,7 +269,7 @@ export class RunStore {
           created: now,
           expires: Timestamp.fromMillis(now.toMillis() + IDEMPOTENCY_TTL_MS),
         }
-        tx.set(keyRef, record)
+        this.db.writeIfUnchanged(tx, keySnap, record)
       }
       chain.write(ctx, {
         action: 'run.submitted',

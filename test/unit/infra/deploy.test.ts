@@ -279,6 +279,23 @@ describe('infra/deploy.sh --dry-run', () => {
     expect(plan.stdout).toContain(`#   ADMIN_PUBLIC_URL: "https://${REGION}-${PROJECT}.cloudfunctions.net/admin"`)
     expect(plan.stdout).not.toContain('OIDC_CLIENT_SECRET:')
   })
+
+  it('has each service instance admit itself as many requests at a time as Cloud Run lets into it (FUNCTION_CONCURRENCY)', () => {
+    expect(plan.stdout).toContain('#   MAX_CONCURRENT_REQUESTS: "40"')
+    for (const name of SERVICES.map((s) => s.name)) {
+      expect(one(plan.commands, `gcloud functions deploy ${functionName(name)} `).split(' ')).toContain('--concurrency=40')
+    }
+  })
+})
+
+it("moves the instances' own limit with FUNCTION_CONCURRENCY, which the functions env file may not set apart", async () => {
+  const out = await dryRun({ ...SAMPLE(), FUNCTION_CONCURRENCY: '12' })
+  expect(out.code).toBe(0)
+  expect(out.stdout).toContain('#   MAX_CONCURRENT_REQUESTS: "12"')
+  expect(one(out.commands, 'gcloud functions deploy compute ').split(' ')).toContain('--concurrency=12')
+  const apart = await dryRun({ ...SAMPLE(), FUNCTIONS_ENV_FILE: envFile('apart.env', 'MAX_CONCURRENT_REQUESTS=80\n') })
+  expect(apart.code).not.toBe(0)
+  expect(apart.stderr).toContain('MAX_CONCURRENT_REQUESTS is set by infra/deploy.sh')
 })
 
 describe('the build', () => {
