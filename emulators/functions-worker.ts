@@ -1,3 +1,5 @@
+import { readlinkSync } from 'node:fs'
+import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { PubSub } from '@google-cloud/pubsub'
 import { createBatchBackend, LocalBatchExecutor } from '../lib/batch/index.js'
@@ -16,6 +18,7 @@ import type { FromFunctions, FunctionsStart, ToFunctions } from './functions-thr
  */
 
 if (!parentPort) throw new Error('functions-worker.ts runs as a worker thread (functions-thread.ts starts it)')
+yieldToServices()
 const port = parentPort
 const post = (message: FromFunctions) => port.postMessage(message)
 const start = workerData as FunctionsStart
@@ -55,3 +58,19 @@ main().catch(async (err: unknown) => {
   post({ type: 'failed', error: err instanceof Error ? err.message : String(err), portInUse: err instanceof PortInUseError })
   await Promise.allSettled([pubsub.close(), kernel.db.firestore.terminate()])
 })
+
+/**
+ * In the cloud the orchestrator's functions and the Batch jobs never take CPU from a service's
+ * instance; here they share one machine. This thread, and the job processes it starts (a child
+ * inherits the nice value of the thread that forks it), run at a lower CPU priority, so that a
+ * service keeps answering at once under load while the runs it accepted are worked through after.
+ * Linux names the thread at /proc/thread-self and sets priorities per thread; elsewhere nothing changes.
+ */
+function yieldToServices() {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10)
+  } catch {
+    // Not Linux, or not allowed: the thread keeps the process's priority.
+  }
+}

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -284,7 +284,12 @@ describe.sequential('the local suite (npm start)', () => {
     await expect.poll(async () => (await compute(first!, `/runs/${run.body.id}`)).body.status, { timeout: 30_000, interval: 250 }).toBe('running')
 
     const started = first!.descendants()
-    expect(started.some((p) => /\bsleep 120\b/.test(p.args))).toBe(true)
+    const job = started.find((p) => /\bsleep 120\b/.test(p.args))
+    expect(job).toBeDefined()
+    // Jobs, like the orchestrator's thread that starts them, yield the CPU to the services (nice 10): field 19 of /proc/<pid>/stat.
+    const niceOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])
+    expect(niceOf(job!.pid)).toBe(10)
+    expect(niceOf(first!.child.pid!)).toBe(0)
     expect(started.filter((p) => p.args.includes('java')).length).toBeGreaterThanOrEqual(2)
     expect(emulatorProcesses(basePort).length).toBeGreaterThanOrEqual(2)
 
