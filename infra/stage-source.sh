@@ -28,7 +28,11 @@ cp -R "$REPO/dist/lib" "$REPO/dist/domain" "$REPO/dist/functions" "$REPO/dist/or
 cp "$REPO/package-lock.json" "$SOURCE/package-lock.json"
 node -e '
   const root = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))
-  const pkg = { name: root.name, version: root.version, private: true, type: "module", engines: root.engines, main: "index.js", dependencies: root.dependencies }
+  // engines.node names the deployed runtime major version only: the Node.js buildpack of Google installs the newest
+  // Node.js engines.node admits and advises against ">" ranges, which would admit a newer major than the runtime.
+  const major = /^nodejs(\d+)$/.exec(root.config.functionsRuntime)?.[1]
+  if (!major) throw new Error(`package.json config.functionsRuntime ${root.config.functionsRuntime} is not nodejs<major>`)
+  const pkg = { name: root.name, version: root.version, private: true, type: "module", engines: { node: `${major}.x` }, main: "index.js", dependencies: root.dependencies }
   process.stdout.write(JSON.stringify(pkg, null, 2) + "\n")' "$REPO/package.json" >"$SOURCE/package.json"
 
 ORCHESTRATOR=$("$REPO/node_modules/.bin/tsx" "$REPO/scripts/functions.ts" | awk '$1 == "orchestrator" { printf "%s\"%s\"", (n++ ? ", " : ""), $2 }')
