@@ -169,11 +169,32 @@ export async function runStart(args: string[], opts: { env?: NodeJS.ProcessEnv; 
   return { code, signal, stdout, stderr }
 }
 
-export async function spawnLocalSuite(opts: { dataDir: string; basePort: number; clean?: boolean; timeoutMs?: number }): Promise<SpawnedSuite> {
-  const args = ['--data-dir', opts.dataDir, '--base-port', String(opts.basePort)]
+/** A command line for `sh -c`, each word quoted. */
+const shellLine = (words: string[]) => words.map((w) => `'${w.replaceAll("'", `'\\''`)}'`).join(' ')
+
+/**
+ * With `terminal`, the suite's standard output and error are a terminal (a pseudo-terminal of
+ * util-linux's `script`), as in a person's shell; `output()` is what that terminal showed.
+ */
+export async function spawnLocalSuite(opts: {
+  dataDir: string
+  basePort: number
+  clean?: boolean
+  timeoutMs?: number
+  terminal?: boolean
+  args?: string[]
+}): Promise<SpawnedSuite> {
+  const args = ['--data-dir', opts.dataDir, '--base-port', String(opts.basePort), ...(opts.args ?? [])]
   if (opts.clean) args.push('--clean')
   const spawnedAt = Date.now()
-  const child = spawn(...startCommand(args), { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  const [command, commandArgs] = startCommand(args)
+  const child = opts.terminal
+    ? spawn('script', ['--quiet', '--flush', '--return', '--command', shellLine([command, ...commandArgs]), '/dev/null'], {
+        cwd: repoRoot,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    : spawn(command, commandArgs, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   // The last 50,000 characters of what it wrote, kept as chunks: under load the services write an
   // access line per request, and copying the whole tail at every chunk would cost the reader (a
   // benchmark's load generator) more than its own requests.
