@@ -14,16 +14,17 @@ const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies r
 
 const USAGE = `usage: npm start -- [--clean] [--data-dir <dir>] [--base-port <n>] [--log-level <level>] [--quiet]
 
-  --clean            start with empty data (removes the previous run's records, files and token)
-  --data-dir <dir>   where the suite keeps its data and writes suite.json (default: .local/ in the repository)
-  --base-port <n>    first port of the suite (default ${DEFAULT_BASE_PORT}): OIDC provider on n, services on n+1..n+19,
-                     orchestrator functions on n+20.., storage server on n+40, Firestore emulator on n+80,
-                     Pub/Sub emulator on n+85
-  --log-level <level>  the services' lines shown: ${LEVELS.join(', ')} (default: LOG_LEVEL, else info); on a
-                     terminal, debug also shows the routine lines (requests that succeeded, idle reconcile passes).
-                     Every line of info and above is kept in <data-dir>/logs/platform.log (see docs/logs.md)
-  --quiet            no progress lines, and only warnings from the services unless --log-level says otherwise;
-                     the summary is still printed`
+  --clean              start with empty data (removes the previous run's records, files and token)
+  --data-dir <dir>     where the suite keeps its data and writes suite.json (default: .local/ in the repository)
+  --base-port <n>      first port of the suite (default ${DEFAULT_BASE_PORT}): OIDC provider on n, services on n+1..n+19,
+                       orchestrator functions on n+20.., storage server on n+40, Firestore emulator on n+80,
+                       Pub/Sub emulator on n+85
+  --log-level <level>  the services' lines shown: ${LEVELS.join(', ')} (default: LOG_LEVEL, else info);
+                       on a terminal, debug also shows the routine lines (requests that succeeded, idle
+                       reconcile passes). Lines of info and above are kept in <data-dir>/logs/platform.log
+                       whatever is shown (docs/logs.md)
+  --quiet              no progress lines, and only warnings from the services unless --log-level says
+                       otherwise; the summary is still printed`
 
 const repoRoot = resolve(import.meta.dirname, '..')
 
