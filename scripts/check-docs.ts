@@ -1,4 +1,4 @@
-// `npm run docs:check` (after `npm run docs:build`): every link of the documentation resolves.
+// `npm run docs:check` (the site's build, then this; a step of `npm test`): every link of the documentation resolves.
 //
 // VitePress fails its build on a link to a page that does not exist, but not on a link to a heading
 // that does not exist (`operating.md#capacity` after the heading was renamed), and it never sees the
@@ -105,7 +105,8 @@ export function checkSite(files: ReadonlyMap<string, string | undefined>, base =
         continue
       }
       const fragment = decodePercent(url.hash.slice(1))
-      if (fragment && target.endsWith('.html') && !idsOf(target).has(fragment)) problem(`${target} has no heading or element with the id "${fragment}"`)
+      if (fragment && target.endsWith('.html') && !idsOf(target).has(fragment))
+        problem(`${target} has no heading or element with the id "${fragment}"`)
     }
   }
   return problems
@@ -230,6 +231,20 @@ function walk(root: string, dir: string, keep: (path: string) => boolean, found:
   return found
 }
 
+/** The repository's Markdown files by path, and whether a repository path exists: what `checkMarkdown` reads. */
+export function repositoryMarkdown(root: string): { files: Map<string, string>; exists: (path: string) => boolean } {
+  const files = new Map(walk(root, '', (path) => path.endsWith('.md')).map((path) => [path, readFileSync(resolve(root, path), 'utf8')] as const))
+  const exists = (path: string) => {
+    try {
+      statSync(resolve(root, path))
+      return true
+    } catch {
+      return false
+    }
+  }
+  return { files, exists }
+}
+
 function main() {
   const root = resolve(import.meta.dirname, '..')
   const site = resolve(root, SITE_DIR)
@@ -240,15 +255,7 @@ function main() {
   const siteFiles = new Map(
     walk(site, '', () => true).map((path) => [path, path.endsWith('.html') ? readFileSync(resolve(site, path), 'utf8') : undefined] as const),
   )
-  const markdown = new Map(walk(root, '', (path) => path.endsWith('.md')).map((path) => [path, readFileSync(resolve(root, path), 'utf8')] as const))
-  const exists = (path: string) => {
-    try {
-      statSync(resolve(root, path))
-      return true
-    } catch {
-      return false
-    }
-  }
+  const { files: markdown, exists } = repositoryMarkdown(root)
   const problems = [...checkMarkdown(markdown, exists), ...checkSite(siteFiles, process.env.DOCS_BASE ?? '/')]
   for (const p of problems) process.stderr.write(`${p.file}: ${p.link}: ${p.reason}\n`)
   const pages = [...siteFiles.keys()].filter((p) => p.endsWith('.html')).length
