@@ -209,7 +209,7 @@ describe.sequential('the local suite (npm start)', () => {
   })
 
   it(
-    "seeds a demo trio whose draft order a newcomer signs and downloads as a samplesheet in the README's three requests",
+    "seeds a demo trio whose draft order a newcomer signs and downloads as a samplesheet in the three requests of docs/second-terminal.md",
     { timeout: 60_000 },
     async () => {
       const { suite } = first!
@@ -241,7 +241,7 @@ describe.sequential('the local suite (npm start)', () => {
   )
 
   it(
-    "runs trio-local for the signed demo order and shows its variants with the family's genotypes (the README's trio demo)",
+    "runs trio-local for the signed demo order and shows its variants with the family's genotypes (the trio demo of docs/second-terminal.md)",
     { timeout: 60_000 },
     async () => {
       const { suite } = first!
