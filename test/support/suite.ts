@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess, type SpawnOptionsWithStdioTuple } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -18,6 +18,8 @@ export interface SpawnedSuite {
   suite: SuiteFile
   basePort: number
   dataDir: string
+  /** The CLI configuration folder the suite set its profiles in (PLATFORM_CONFIG_DIR): never the user's own. */
+  configDir: string
   output(): string
   /** Every live process descended from the spawned suite (the emulators' JVMs, the jobs it runs). */
   descendants(): ProcessInfo[]
@@ -181,20 +183,24 @@ export async function spawnLocalSuite(opts: {
   basePort: number
   clean?: boolean
   timeoutMs?: number
+  configDir?: string
   terminal?: boolean
-  args?: string[]
 }): Promise<SpawnedSuite> {
-  const args = ['--data-dir', opts.dataDir, '--base-port', String(opts.basePort), ...(opts.args ?? [])]
+  const args = ['--data-dir', opts.dataDir, '--base-port', String(opts.basePort)]
   if (opts.clean) args.push('--clean')
   const spawnedAt = Date.now()
+  // npm start sets the CLI's local profiles: a test's suite sets them in a folder of its own.
+  const configDir = opts.configDir ?? join(opts.dataDir, 'cli-config')
   const [command, commandArgs] = startCommand(args)
+  const spawnOptions: SpawnOptionsWithStdioTuple<'ignore', 'pipe', 'pipe'> = {
+    cwd: repoRoot,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PLATFORM_CONFIG_DIR: configDir },
+  }
   const child = opts.terminal
-    ? spawn('script', ['--quiet', '--flush', '--return', '--command', shellLine([command, ...commandArgs]), '/dev/null'], {
-        cwd: repoRoot,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
-    : spawn(command, commandArgs, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    ? spawn('script', ['--quiet', '--flush', '--return', '--command', shellLine([command, ...commandArgs]), '/dev/null'], spawnOptions)
+    : spawn(command, commandArgs, spawnOptions)
   // The last 50,000 characters of what it wrote, kept as chunks: under load the services write an
   // access line per request, and copying the whole tail at every chunk would cost the reader (a
   // benchmark's load generator) more than its own requests.
@@ -251,6 +257,7 @@ export async function spawnLocalSuite(opts: {
     suite: found,
     basePort: opts.basePort,
     dataDir: opts.dataDir,
+    configDir,
     output,
     descendants: () => descendantsOf(child.pid!),
     kill,
