@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type { HostedFunctions } from './functions.js'
+import type { SuiteLogOptions } from './log-output.js'
 import { PortInUseError } from './servers.js'
 
 /**
@@ -10,10 +11,12 @@ import { PortInUseError } from './servers.js'
  * talks to it in the messages below.
  */
 
-/** What the thread is started with: the suite's environment (it loads its own configuration) and the functions' ports. */
+/** What the thread is started with: the suite's environment (it loads its own configuration), the functions' ports and the log's options. */
 export interface FunctionsStart {
   env: Record<string, string | undefined>
   ports: Record<string, number>
+  /** Where the thread's log lines go: the same file and terminal as the services'. */
+  log: SuiteLogOptions
 }
 
 export type ToFunctions = { type: 'reconcile'; body: Record<string, unknown> } | { type: 'stop' }

@@ -8,6 +8,7 @@ import { createKernel } from '../lib/kernel.js'
 import { orchestratorDeps } from '../orchestrator/deps.js'
 import { registerOrchestrator } from '../orchestrator/functions.js'
 import { hostFunctions } from './functions.js'
+import { suiteLogOutput } from './log-output.js'
 import { closeServer, listen, PortInUseError } from './servers.js'
 import type { FromFunctions, FunctionsStart, ToFunctions } from './functions-thread.js'
 
@@ -24,7 +25,9 @@ const post = (message: FromFunctions) => port.postMessage(message)
 const start = workerData as FunctionsStart
 
 const config = loadConfig(start.env)
-const kernel = createKernel(config, 'orchestrator')
+// A worker's standard output is not a terminal (the main thread relays it): the main thread says whether its own is.
+const logs = suiteLogOutput(start.log)
+const kernel = createKernel(config, 'orchestrator', { logSink: logs.sink })
 const pubsub = new PubSub({ projectId: config.gcpProject, apiEndpoint: config.pubsubEmulatorHost, emulatorMode: true })
 // Jobs of the local executor run in the thread that created them: this one, where the runRequested function makes them.
 const executor = createBatchBackend(config, { log: kernel.log, clock: kernel.clock, pubsub })
@@ -37,10 +40,15 @@ async function main() {
     if (message.type === 'reconcile') functions.scheduleReconcile(message.body)
     if (message.type === 'stop') {
       stopping ??= (async () => {
-        await functions.stop()
-        if (executor instanceof LocalBatchExecutor) await executor.shutdown()
-        await pubsub.close()
-        await kernel.db.firestore.terminate()
+        try {
+          await functions.stop()
+          if (executor instanceof LocalBatchExecutor) await executor.shutdown()
+          await pubsub.close()
+          await kernel.db.firestore.terminate()
+        } finally {
+          // Before the answer: the main thread ends this thread once it has it, pending lines and all.
+          logs.close()
+        }
       })()
       stopping.then(
         () => post({ type: 'stopped' }),
@@ -57,6 +65,7 @@ async function main() {
 main().catch(async (err: unknown) => {
   post({ type: 'failed', error: err instanceof Error ? err.message : String(err), portInUse: err instanceof PortInUseError })
   await Promise.allSettled([pubsub.close(), kernel.db.firestore.terminate()])
+  logs.close()
 })
 
 /**

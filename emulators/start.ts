@@ -3,20 +3,28 @@ import { parseArgs } from 'node:util'
 import { AlreadyRunningError, layout, type SuiteFile } from './data-dir.js'
 import { DEFAULT_BASE_PORT, MAX_BASE_PORT } from './ports.js'
 import { MissingToolError } from './processes.js'
+import type { Level } from '../lib/log.js'
 
 /**
  * `npm start`: the whole platform on this machine. Ctrl-C (or SIGTERM) stops everything it
  * started and keeps the data for the next start; --clean starts from nothing.
  */
 
-const USAGE = `usage: npm start -- [--clean] [--data-dir <dir>] [--base-port <n>] [--quiet]
+const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly Level[]
 
-  --clean            start with empty data (removes the previous run's records, files and token)
-  --data-dir <dir>   where the suite keeps its data and writes suite.json (default: .local/ in the repository)
-  --base-port <n>    first port of the suite (default ${DEFAULT_BASE_PORT}): OIDC provider on n, services on n+1..n+19,
-                     orchestrator functions on n+20.., storage server on n+40, Firestore emulator on n+80,
-                     Pub/Sub emulator on n+85
-  --quiet            no progress lines and only warnings from the services; the summary is still printed`
+const USAGE = `usage: npm start -- [--clean] [--data-dir <dir>] [--base-port <n>] [--log-level <level>] [--quiet]
+
+  --clean              start with empty data (removes the previous run's records, files and token)
+  --data-dir <dir>     where the suite keeps its data and writes suite.json (default: .local/ in the repository)
+  --base-port <n>      first port of the suite (default ${DEFAULT_BASE_PORT}): OIDC provider on n, services on n+1..n+19,
+                       orchestrator functions on n+20.., storage server on n+40, Firestore emulator on n+80,
+                       Pub/Sub emulator on n+85
+  --log-level <level>  the services' lines shown: ${LEVELS.join(', ')} (default: LOG_LEVEL, else info);
+                       on a terminal, debug also shows the routine lines (requests that succeeded, idle
+                       reconcile passes). Lines of info and above are kept in <data-dir>/logs/platform.log
+                       whatever is shown (docs/logs.md)
+  --quiet              no progress lines, and only warnings from the services unless --log-level says
+                       otherwise; the summary is still printed`
 
 const repoRoot = resolve(import.meta.dirname, '..')
 
@@ -34,6 +42,7 @@ function parseFlags() {
         'data-dir': { type: 'string' },
         'base-port': { type: 'string' },
         quiet: { type: 'boolean', default: false },
+        'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -51,9 +60,15 @@ function parseFlags() {
   if (!/^\d+$/.test(rawBase) || basePort < 1024 || basePort > MAX_BASE_PORT) {
     fail(`--base-port must be a whole number from 1024 to ${MAX_BASE_PORT}, got ${JSON.stringify(rawBase)}`, 2)
   }
+  const rawLevel = values['log-level'] ?? (values.quiet ? 'warn' : (process.env.LOG_LEVEL ?? 'info'))
+  const level = LEVELS.find((l) => l === rawLevel)
+  if (!level) fail(`--log-level (or LOG_LEVEL) must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(rawLevel)}`, 2)
+  const terminal = process.stdout.isTTY === true
   return {
     clean: values.clean,
     quiet: values.quiet,
+    // no-color.org: NO_COLOR set and not empty turns colour off.
+    log: { level, terminal, color: terminal && !process.env.NO_COLOR },
     basePort,
     dataDir: resolve(values['data-dir'] ?? resolve(repoRoot, '.local')),
   }

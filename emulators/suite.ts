@@ -6,6 +6,7 @@ import { createAdaptorServer } from '@hono/node-server'
 import { PubSub } from '@google-cloud/pubsub'
 import { SERVICES } from '../functions/services.js'
 import { loadConfig, publicUrlSetting, type Config } from '../lib/config.js'
+import type { Level } from '../lib/log.js'
 import { LocalObjectStorage } from '../lib/storage.js'
 import { API_PREFIX } from '../lib/http.js'
 import { createKernel, type KernelDeps } from '../lib/kernel.js'
@@ -25,6 +26,7 @@ import {
 } from './data-dir.js'
 import { ensureTopics, FUNCTION_NAMES } from './functions.js'
 import { startFunctionsThread } from './functions-thread.js'
+import { suiteLogLevel, suiteLogOutput, type SuiteLogOptions } from './log-output.js'
 import { forgetEmulators, recordEmulator, takeOverLeftovers } from './leftovers.js'
 import { platformOidcEnv, startOidcProvider } from './oidc/provider.js'
 import { emulatorCommand, startFirestoreEmulator, startPubsubEmulator, type RunningProcess } from './processes.js'
@@ -58,8 +60,9 @@ export interface SuiteOptions {
   dataDir: string
   basePort: number
   clean: boolean
-  quiet: boolean
-  /** Progress lines for a human; the services' own logs go to stdout as JSON lines. */
+  /** How the services' log lines are shown (emulators/log-output.ts); they are kept in the data folder's logs/platform.log. */
+  log: Omit<SuiteLogOptions, 'file'>
+  /** Progress lines for a human. */
   say?: (line: string) => void
   /** The environment whose CLI configuration folder gets the suite's profiles (emulators/cli-profile.ts); none without it. */
   cliEnv?: Record<string, string | undefined>
@@ -88,7 +91,8 @@ export function suiteEnv(opts: {
   oidcEnv: Record<string, string>
   /** The audit key ring kept in the data folder (SuiteState). */
   auditKeys: { ring: string; active: string }
-  quiet: boolean
+  /** The lowest level the terminal shows (SuiteLogOptions). */
+  logLevel: Level
 }): Record<string, string | undefined> {
   const l = layout(opts.dataDir)
   return {
@@ -113,7 +117,7 @@ export function suiteEnv(opts: {
     PUBLIC_ORIGINS: Object.values(opts.services).join(','),
     AUDIT_HMAC_KEYS: opts.auditKeys.ring,
     AUDIT_HMAC_ACTIVE_KEY: opts.auditKeys.active,
-    LOG_LEVEL: opts.quiet ? 'warn' : 'info',
+    LOG_LEVEL: suiteLogLevel(opts.logLevel),
   }
 }
 
@@ -253,13 +257,17 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       services: serviceUrls,
       oidcEnv: platformOidcEnv(provider, oidcClient, LOCAL_OIDC_AUDIENCE, cliClient),
       auditKeys: { ring: state.audit_hmac_keys, active: state.audit_hmac_active_key },
-      quiet: opts.quiet,
+      logLevel: opts.log.level,
     })
     const config: Config = loadConfig(env)
+    const logOptions: SuiteLogOptions = { ...opts.log, file: join(l.logs, 'platform.log') }
+    const logs = suiteLogOutput(logOptions)
+    // Registered before the servers, so that it runs after they have stopped: their last lines are kept.
+    cleanups.push(async () => logs.close())
 
     const kernels: KernelDeps[] = []
     const kernelFor = (name: string) => {
-      const kernel = createKernel(config, name)
+      const kernel = createKernel(config, name, { logSink: logs.sink })
       kernels.push(kernel)
       return kernel
     }
@@ -279,7 +287,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
 
     // The functions first, in their own thread: a run accepted by the compute service is picked up as soon as it is published.
     // Their jobs (the local executor's) run there too; any executor on the same work root, the compute service's included, can end them.
-    const functions = await startFunctionsThread({ env, ports: ports.functions })
+    const functions = await startFunctionsThread({ env, ports: ports.functions, log: logOptions })
     cleanups.push(() => functions.stop())
     const recovered = functions.recovered
     if (recovered.resumed + recovered.failed) {

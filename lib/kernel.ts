@@ -3,7 +3,7 @@ import { AuditWriter } from './audit.js'
 import { systemClock, type Clock } from './clock.js'
 import { ConfigError, type Config } from './config.js'
 import { createFirestore, Db, type Firestore } from './db.js'
-import { createLogger, type Logger, type LogScope } from './log.js'
+import { createLogger, type Logger, type LogScope, type LogSink } from './log.js'
 import { OidcVerifier } from './auth/oidc.js'
 import { LoginThrottle } from './auth/throttle.js'
 import { TokenStore } from './auth/tokens.js'
@@ -24,11 +24,13 @@ export interface KernelDeps {
 }
 
 /**
- * Builds the dependencies every service shares. `firestore` may be passed to share one client in a process.
+ * Builds the dependencies every service shares. `firestore` may be passed to share one client in a
+ * process; `logSink` is where log lines go (standard output and error unless given: the local suite
+ * gives its own, emulators/log-output.ts).
  * Every service records audit events, so a process without the audit keys does not start, in the
  * cloud or locally: no event is ever written unkeyed (docs/audit.md).
  */
-export function createKernel(config: Config, service: string, opts: { firestore?: Firestore; clock?: Clock } = {}): KernelDeps {
+export function createKernel(config: Config, service: string, opts: { firestore?: Firestore; clock?: Clock; logSink?: LogSink } = {}): KernelDeps {
   if (!config.auditKeys) {
     throw new ConfigError(
       'invalid configuration: AUDIT_HMAC_KEYS is required: the keys audit events are recorded with (Secret Manager in the cloud, the data folder in the local suite; see docs/audit.md)',
@@ -36,7 +38,7 @@ export function createKernel(config: Config, service: string, opts: { firestore?
   }
   const db = new Db(opts.firestore ?? createFirestore(config), config.collectionPrefix)
   const clock = opts.clock ?? systemClock
-  const log = createLogger(config.logLevel, { service })
+  const log = createLogger(config.logLevel, { service }, opts.logSink)
   const audit = new AuditWriter(db, service, clock, config.auditKeys, log)
   return {
     config,

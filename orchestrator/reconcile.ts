@@ -10,6 +10,9 @@ import { afterRunSucceeded } from './run-succeeded.js'
 type Sweep = 'republish' | 'settle' | 'delete_job'
 type Step = Sweep | 'ingest_run' | 'resume_ingestion'
 
+/** The message of the line each pass ends with (the local suite's terminal leaves out those of passes that found nothing). */
+export const RECONCILE_DONE = 'reconcile done'
+
 export interface ReconcileReport {
   republished: string[]
   settled: Array<{ run_id: string; status: RunStatus }>
@@ -120,7 +123,7 @@ export async function reconcile(deps: OrchestratorDeps, opts: ReconcileOptions =
   report.remaining.delete_job = release.remaining
   report.runs_ingested = await ingestSucceededRuns(deps, pass)
   report.ingestions_resumed = await resumeStalledIngestions(deps, pass)
-  deps.log.info('reconcile done', {
+  deps.log.info(RECONCILE_DONE, {
     republished: report.republished.length,
     settled: report.settled.length,
     jobs_deleted: report.jobs_deleted.length,

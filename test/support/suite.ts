@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess, type SpawnOptionsWithStdioTuple } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -171,24 +171,36 @@ export async function runStart(args: string[], opts: { env?: NodeJS.ProcessEnv; 
   return { code, signal, stdout, stderr }
 }
 
+/** A command line for `sh -c`, each word quoted. */
+const shellLine = (words: string[]) => words.map((w) => `'${w.replaceAll("'", `'\\''`)}'`).join(' ')
+
+/**
+ * With `terminal`, the suite's standard output and error are a terminal (a pseudo-terminal of
+ * util-linux's `script`), as in a person's shell; `output()` is what that terminal showed.
+ */
 export async function spawnLocalSuite(opts: {
   dataDir: string
   basePort: number
   clean?: boolean
   timeoutMs?: number
   configDir?: string
+  terminal?: boolean
 }): Promise<SpawnedSuite> {
   const args = ['--data-dir', opts.dataDir, '--base-port', String(opts.basePort)]
   if (opts.clean) args.push('--clean')
   const spawnedAt = Date.now()
   // npm start sets the CLI's local profiles: a test's suite sets them in a folder of its own.
   const configDir = opts.configDir ?? join(opts.dataDir, 'cli-config')
-  const child = spawn(...startCommand(args), {
+  const [command, commandArgs] = startCommand(args)
+  const spawnOptions: SpawnOptionsWithStdioTuple<'ignore', 'pipe', 'pipe'> = {
     cwd: repoRoot,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PLATFORM_CONFIG_DIR: configDir },
-  })
+  }
+  const child = opts.terminal
+    ? spawn('script', ['--quiet', '--flush', '--return', '--command', shellLine([command, ...commandArgs]), '/dev/null'], spawnOptions)
+    : spawn(command, commandArgs, spawnOptions)
   // The last 50,000 characters of what it wrote, kept as chunks: under load the services write an
   // access line per request, and copying the whole tail at every chunk would cost the reader (a
   // benchmark's load generator) more than its own requests.

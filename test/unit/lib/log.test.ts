@@ -52,6 +52,28 @@ describe('the logger', () => {
     expect(lines[0]!.error).toMatchObject({ name: 'TypeError', message: 'bad input', stack: expect.stringContaining('TypeError: bad input') })
   })
 
+  it('gives an ERROR line the stack of its error as stack_trace, where Error Reporting looks, and a warning none', () => {
+    const { log, lines } = capture()
+    const err = new Error('disk full')
+    log.error('write failed', { run_id: 'r1', error: err })
+    log.warn('retrying', { error: err })
+    expect(lines[0]!.stack_trace).toBe(err.stack)
+    expect(lines[1]!.stack_trace).toBeUndefined()
+  })
+
+  it('hands the sink the fields of the line it wrote, errors serialized', () => {
+    const records: unknown[] = []
+    const log = createLogger('debug', { service: 'test' }, (_line, _severity, record) => records.push(record))
+    log.warn('odd', { run_id: 'r1', error: new TypeError('bad') })
+    expect(records[0]).toMatchObject({
+      severity: 'WARNING',
+      message: 'odd',
+      service: 'test',
+      run_id: 'r1',
+      error: { name: 'TypeError', message: 'bad' },
+    })
+  })
+
   it('still writes a line when a field cannot be serialized', () => {
     const { log, lines } = capture()
     const circular: Record<string, unknown> = {}
