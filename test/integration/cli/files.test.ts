@@ -318,14 +318,14 @@ describe('platform files', async () => {
       expect((await cli(['files', 'rm', 'rm/a.txt', '--yes'])).code).toBe(6)
     })
 
-    it('asks "Delete <file>? [y/N]" on a terminal and deletes only on yes', async () => {
+    it('asks "Delete <file>? [y/N]" on a terminal and deletes only on yes; a declined confirmation exits 3', async () => {
       await files.storage.write(bucket, 'rm/b.txt', 'b')
       const no = startMain(['files', 'rm', 'rm/b.txt'], { configDir: home, tty: { stdin: true, stdout: true } })
       await no.waitFor(`Delete gs://${bucket}/rm/b.txt? [y/N] `)
       no.type('n\n')
       const kept = await no.exited
-      expect(kept.code).toBe(0)
-      expect(kept.stderr).toContain(`gs://${bucket}/rm/b.txt was not deleted.`)
+      expect(kept.code).toBe(3)
+      expect(kept.stderr).toContain(`platform: gs://${bucket}/rm/b.txt was not deleted`)
       expect(existsSync(bucketFile('rm/b.txt'))).toBe(true)
 
       const yes = startMain(['files', 'rm', 'rm/b.txt'], { configDir: home, tty: { stdin: true, stdout: true } })
