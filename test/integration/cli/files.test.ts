@@ -138,13 +138,19 @@ describe('platform files', async () => {
       expect(await readFile(bucketFile('notes/appeared.txt'), 'utf8')).toBe('there first\n')
     })
 
-    it('refuses to replace a local file without --force (exit 3), writes into a folder, replaces with --force', async () => {
+    it('refuses to replace a local file without --overwrite (exit 3), writes into a folder, replaces with --overwrite', async () => {
       const dest = await local('exists.txt', 'mine')
       const refused = await cli(['files', 'download', 'notes/again.txt', dest])
       expect(refused.code).toBe(3)
-      expect(refused.stderr).toContain(`${dest} exists: pass --force to replace it`)
+      expect(refused.stderr).toContain(`${dest} exists: pass --overwrite to replace it`)
       expect(await readFile(dest, 'utf8')).toBe('mine')
-      expect((await cli(['files', 'download', 'notes/again.txt', dest, '--force'])).code).toBe(0)
+      expect((await cli(['files', 'download', 'notes/again.txt', dest, '--overwrite'])).code).toBe(0)
+      expect(await readFile(dest, 'utf8')).toBe('second version\n')
+      // --force, the flag's former name, still replaces, and says once that it is deprecated.
+      await writeFile(dest, 'mine again')
+      const forced = await cli(['files', 'download', 'notes/again.txt', dest, '--force'])
+      expect(forced.code).toBe(0)
+      expect(forced.stderr.match(/warning: --force is deprecated: use --overwrite/g)).toHaveLength(1)
       expect(await readFile(dest, 'utf8')).toBe('second version\n')
 
       const folder = join(work, 'into')
