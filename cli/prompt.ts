@@ -5,7 +5,8 @@ import { CliError, EXIT, usageError } from './errors.js'
 /** The CLI's streams: the process's own, or in tests streams that say whether they are a terminal. */
 export interface Io {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean }
-  stdout: NodeJS.WritableStream & { isTTY?: boolean }
+  /** `columns`: the terminal's width, when it is one. */
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }
   stderr: NodeJS.WritableStream & { isTTY?: boolean }
 }
 

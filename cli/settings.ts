@@ -19,6 +19,8 @@ export interface CliEnv {
   token?: string
   /** PLATFORM_PROJECT */
   project?: string
+  /** NO_COLOR is set, to any value (https://no-color.org): no colour in the output. */
+  noColor: boolean
 }
 
 export function cliEnv(env: Record<string, string | undefined>): CliEnv {
@@ -28,6 +30,7 @@ export function cliEnv(env: Record<string, string | undefined>): CliEnv {
     profile: env.PLATFORM_PROFILE || undefined,
     token: env.PLATFORM_TOKEN || undefined,
     project: env.PLATFORM_PROJECT || undefined,
+    noColor: env.NO_COLOR !== undefined,
   }
 }
 
