@@ -22,7 +22,7 @@ import { register as runsSubmit } from './commands/runs/submit.js'
 import { register as runsWatch } from './commands/runs/watch.js'
 import { register as whoami } from './commands/whoami.js'
 import type { Cli } from './context.js'
-import { EXIT, explain } from './errors.js'
+import { EXIT, EXIT_MEANINGS, explain } from './errors.js'
 import { FORMAT_NAMES, parseFormat } from './format.js'
 import { examples } from './help.js'
 import type { Io } from './prompt.js'
@@ -30,28 +30,25 @@ import { cliEnv, SettingsStore } from './settings.js'
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string }
 
-const EXIT_CODES_HELP = `
+/** The environment variables the CLI reads: the root's help and the CLI reference print these. */
+export const ENVIRONMENT: ReadonlyArray<[name: string, meaning: string]> = [
+  ['PLATFORM_PROFILE', 'the profile to use (--profile takes precedence)'],
+  ['PLATFORM_PROJECT', "the project to use (--project takes precedence; else the profile's)"],
+  ['PLATFORM_TOKEN', 'a personal access token used instead of the stored credentials (CI)'],
+  ['PLATFORM_CONFIG_DIR', 'where profiles and credentials are kept (default ~/.config/platform)'],
+  ['NO_COLOR', 'set to any value: no colour in the output (https://no-color.org)'],
+]
+
+const ROOT_HELP = `
 Exit codes:
-  0    success (runs watch, runs submit --watch: the run succeeded)
-  1    runs watch, runs submit --watch: the run failed
-  2    runs watch, runs submit --watch: the run was cancelled
-  3    usage error (bad flags, missing project or address, unconfirmed cancel or delete, an existing local file)
-  4    not logged in, the token is invalid or expired (401), or a login was refused (a wrong password;
-       a browser login refused, cancelled or expired)
-  5    permission denied (403)
-  6    not found (404)
-  7    rejected by the service (400, 409): its detail is printed
-  8    a service is unreachable or failed (5xx)
-  9    unexpected error
-  10   files upload, files download: the checksum of the bytes transferred differs from the storage's
-  130  interrupted (Ctrl-C)
+${EXIT_MEANINGS.map(([code, meaning]) => `  ${String(code).padEnd(5)}${meaning}`).join('\n')}
 
 Output: --format table (default), json, yaml or csv, optionally with the fields to print:
   --format 'table(id,status,created)', --format 'csv(name,size)' (dotted paths reach nested fields: actor.email).
   Colour marks statuses on a terminal; none with NO_COLOR set, --no-color, or when stdout is not a terminal.
 
-Environment: PLATFORM_PROFILE, PLATFORM_PROJECT, PLATFORM_TOKEN (a personal access token used instead of
-the stored credentials), PLATFORM_CONFIG_DIR (default ~/.config/platform), NO_COLOR.`
+Environment:
+${ENVIRONMENT.map(([name, meaning]) => `  ${name.padEnd(21)}${meaning}`).join('\n')}`
 
 /**
  * `--version` and `-V` print the CLI's version. They are read here, before the command line is
@@ -107,7 +104,7 @@ export function buildProgram(cli: Cli): Command {
         'platform files upload S1_R1.fastq.gz fastq/',
         "platform audit events --action 'run.*' --since 1d",
         'source <(platform completion bash)',
-      ) + EXIT_CODES_HELP,
+      ) + ROOT_HELP,
     )
     .exitOverride()
     .configureOutput({

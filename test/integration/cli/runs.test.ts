@@ -434,7 +434,12 @@ describe('platform pipelines and runs', async () => {
       expect(done.stdout).toMatch(new RegExp(`${run.name}  running for \\d+s`))
       // What the terminal shows in the end: the status lines, the elapsed-time line erased.
       const screen = done.stdout.split('\n').map((line) => line.split(CLEAR_LINE).at(-1))
-      expect(screen.filter(Boolean).map((l) => l!.split(/\s{2,}/)[2])).toEqual(['queued', 'running', 'succeeded'])
+      // On a terminal each status is in its colour.
+      expect(screen.filter(Boolean).map((l) => l!.split(/\s{2,}/)[2])).toEqual([
+        '\x1b[33mqueued\x1b[39m',
+        '\x1b[36mrunning\x1b[39m',
+        '\x1b[32msucceeded\x1b[39m',
+      ])
       expect(done.stdout.endsWith('\n')).toBe(true)
     })
 
