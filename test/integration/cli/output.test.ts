@@ -67,6 +67,13 @@ describe('platform output: version, formats, colour and width', async () => {
       expect(parseJson(json)).toEqual({ id: submitted.id, status: 'failed' })
     })
 
+    it('prints a watch as one YAML document per status change with --format yaml', async () => {
+      const res = await cli(['runs', 'watch', submitted.id, '--format', 'yaml'])
+      expect(res.code).toBe(1)
+      const docs = res.stdout.split(/^---\n/m).filter(Boolean)
+      expect(docs.map((d) => (parseYaml(d) as Run).status)).toEqual(['failed'])
+    })
+
     it('refuses an unknown format, and --format with --json, as usage errors (exit 3)', async () => {
       expect((await cli(['runs', 'list', '--format', 'xml'])).code).toBe(3)
       expect((await cli(['runs', 'list', '--format', 'yaml', '--json'])).code).toBe(3)
