@@ -79,7 +79,7 @@ const cliBoundary = {
 
 export default tseslint.config(
   // cli/api/ is generated (npm run generate); tsc still checks it.
-  { ignores: ['node_modules/', 'dist/', '.local/', 'coverage/', 'cli/api/'] },
+  { ignores: ['node_modules/', 'dist/', '.local/', 'coverage/', 'cli/api/', 'docs/.vitepress/dist/', 'docs/.vitepress/cache/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

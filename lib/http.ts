@@ -20,6 +20,7 @@ import { readBatch, recordOf, RequestReads } from './reads.js'
 import type { KernelDeps } from './kernel.js'
 import { clientIp, healthCheck, requestLogging } from './request-log.js'
 import { admission } from './overload.js'
+import { firstIllFormed } from './well-formed.js'
 
 export type { KernelDeps }
 
@@ -368,6 +369,24 @@ export interface Prefetch<D extends KernelDeps = KernelDeps> {
 }
 
 /**
+ * A JSON body whose text is not well-formed Unicode is refused before any route sees it (lib/well-formed.ts).
+ * Hono keeps the parsed body, so the route's validator does not parse it again; a body that is not
+ * JSON at all is left to the validator, which says so.
+ */
+const wellFormedJson: MiddlewareHandler = async (c, next) => {
+  if (!c.req.header('content-type')?.toLowerCase().includes('json')) return next()
+  let body: unknown
+  try {
+    body = await c.req.json()
+  } catch {
+    return next()
+  }
+  const found = firstIllFormed(body)
+  if (found) return c.json({ detail: `${found.path ? `${found.path}: ` : ''}not well-formed Unicode text (a lone surrogate ${found.unit})` }, 400)
+  return next()
+}
+
+/**
  * The root app of a service: request ids and logging, admission (at most MAX_CONCURRENT_REQUESTS at a
  * time, lib/overload.ts), the error mapping, authentication on /api/v1
  * (but for the public paths), tenancy where the service is project-scoped, /openapi.json, /docs,
@@ -398,6 +417,7 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     onError: (c) => c.json({ detail: `the request body is larger than ${MAX_BODY_BYTES / MIB} MiB` }, 413),
   })
   app.on(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'], '*', limitBody)
+  app.on(['POST', 'PUT', 'PATCH'], '*', wellFormedJson)
   // Registered before authentication, so that the route's documents join its round trip (see resolvePrincipal).
   for (const p of opts.prefetch ?? []) {
     for (const path of p.paths) {

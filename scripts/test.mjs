@@ -6,7 +6,9 @@
 // end-to-end files could only start once every other file had ended (vitest runs files that may not
 // run in parallel after all others), so they have a vitest run of their own. The live output is the
 // unit and integration run's; the end-to-end run's is held back and printed whole at the end, and the
-// lint's too when it failed.
+// lint's too when it failed. Beside them, at the same lower priority, the documentation site is built
+// and its links checked (`npm run docs:check`), so a broken page or anchor fails `npm test` as a
+// failing test does.
 // With arguments (`npm test -- test/unit/lib`), it is the lint beside one `vitest run <arguments>`.
 import { spawn } from 'node:child_process'
 
@@ -46,9 +48,9 @@ function job(name, command, args, { live = false } = {}) {
 }
 
 const extra = process.argv.slice(2)
-// The lint at a lower CPU priority: it has no one waiting on it, and takes the cores the tests leave idle.
-const lint = process.platform === 'linux' ? ['nice', ['-n', '10', npm, 'run', '--silent', 'lint']] : [npm, ['run', '--silent', 'lint']]
-const runs = [job('npm run lint', ...lint)]
+// The lint and the docs' build at a lower CPU priority: no one waits on them, and they take the cores the tests leave idle.
+const niced = (script) => (process.platform === 'linux' ? ['nice', ['-n', '10', npm, 'run', '--silent', script]] : [npm, ['run', '--silent', script]])
+const runs = [job('npm run lint', ...niced('lint'))]
 if (extra.length) runs.push(job('vitest', 'npx', ['vitest', 'run', ...extra], { live: true }))
 else {
   runs.push(
@@ -60,6 +62,7 @@ else {
     ),
   )
   runs.push(job('vitest: end to end', 'npx', ['vitest', 'run', '--project', 'e2e', '--maxWorkers', '2']))
+  runs.push(job('npm run docs:check', ...niced('docs:check')))
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => children.forEach((c) => c.kill(signal)))

@@ -851,6 +851,7 @@ export interface components {
          *       "report_id": "6a1f0c3e-2b4d-4e5f-8a9b-0c1d2e3f4a5b",
          *       "seq": 1,
          *       "sha256": "9f2c5b1e0d4a7c3b8e6f1a2d5c9b0e7f3a6d8c1b4e2f5a9d0c7b3e8f1a6d2c4b",
+         *       "canonicalization": "rfc8785",
          *       "taken_by": "0f1e2d3c-4b5a-4968-8776-5a4b3c2d1e0f",
          *       "taken_at": "2026-11-22T06:15:30.000Z",
          *       "report_status": "in_review",
@@ -874,10 +875,16 @@ export interface components {
             /** @description 1, 2, 3… per report */
             seq: number;
             /**
-             * @description SHA-256 (hex) of the canonical JSON (RFC 8785) of `content`
+             * @description SHA-256 (hex) of the canonical JSON of `content`, made canonical as `canonicalization` says
              * @example 9f2c5b1e0d4a7c3b8e6f1a2d5c9b0e7f3a6d8c1b4e2f5a9d0c7b3e8f1a6d2c4b
              */
             sha256: string;
+            /**
+             * @description How `content` was made canonical before it was hashed. `rfc8785`: RFC 8785, the JSON Canonicalization Scheme (every snapshot taken since snapshots record it): any JCS implementation re-derives `sha256`. `legacy`: the platform's own sorted-key JSON, of older snapshots: the same text as RFC 8785 unless the content has a lone surrogate, which it writes as a `\udxxx` escape.
+             * @example rfc8785
+             * @enum {string}
+             */
+            canonicalization: "rfc8785" | "legacy";
             taken_by: string;
             /**
              * @description ISO 8601 UTC
@@ -889,7 +896,7 @@ export interface components {
              * @enum {string}
              */
             report_status: "draft" | "in_review" | "signed" | "superseded" | "cancelled" | "entered_in_error";
-            /** @description The report, its order and people tested, its variants (with the cache values of that moment) and its comments (format platform.report-snapshot/1). Re-derive the hash: SHA-256 of the canonical JSON (RFC 8785) of this value. */
+            /** @description The report, its order and people tested, its variants (with the cache values of that moment) and its comments (format platform.report-snapshot/1). Re-derive the hash: SHA-256 of the canonical JSON of this value (RFC 8785 when `canonicalization` is `rfc8785`). */
             content: {
                 [key: string]: unknown;
             };

@@ -40,6 +40,7 @@ import {
   type TemplateType,
   type UserRef,
 } from './model.js'
+import { SNAPSHOT_CANONICALIZATION } from './snapshot.js'
 import { availableTransitions, checkMove, CLOSED, DISCUSSABLE, GUARD_MESSAGES, type ReportShape, type ReportStatus } from './status.js'
 
 /**
@@ -595,6 +596,7 @@ export function decideSnapshot(
     seq,
     content: json,
     sha256,
+    canonicalization: SNAPSHOT_CANONICALIZATION,
     taken_by: cmd.by,
     taken_at: now,
     report_status: report.status,

@@ -2,6 +2,7 @@ import type { Timestamp } from '@google-cloud/firestore'
 import type { Db } from '../../lib/db.js'
 import { sha256 } from '../../lib/ids.js'
 import type { AcmgClassification } from './acmg.js'
+import type { Canonicalization } from './snapshot.js'
 import type { ReportStatus } from './status.js'
 
 /**
@@ -176,9 +177,11 @@ export interface SnapshotRecord {
   project_id: string
   /** 1, 2, 3… per report. */
   seq: number
-  /** The report, its variants (with the cache's values of that moment) and its comments as canonical JSON (RFC 8785), exactly as hashed. */
+  /** The report, its variants (with the cache's values of that moment) and its comments as canonical JSON, exactly as hashed. */
   content: string
   sha256: string
+  /** How `content` was made canonical; absent on the snapshots taken before it was recorded (`legacy`, domain/reports/snapshot.ts). */
+  canonicalization?: Canonicalization
   taken_by: string
   taken_at: Timestamp
   /** The report's status when it was taken. */

@@ -1,19 +1,35 @@
 import type { Timestamp } from '@google-cloud/firestore'
-import { canonicalJson } from '../../lib/canonical.js'
+import { canonicalJson, rfc8785Json } from '../../lib/canonical.js'
 import { sha256 } from '../../lib/ids.js'
 import { compareGenomeOrder } from '../variants/genome-order.js'
-import type { CommentRecord, ReportRecord, ReportVariantRecord, UserRef } from './model.js'
+import type { CommentRecord, ReportRecord, ReportVariantRecord, SnapshotRecord, UserRef } from './model.js'
 import type { FrozenVariant } from './variant-source.js'
 
 /**
- * A snapshot's content: what a report says at one moment, as one JSON value whose canonical form
- * (RFC 8785: object keys in code-unit order, no insignificant whitespace, ECMAScript number and
- * string forms) is hashed with SHA-256. Anyone with read access re-derives the hash from the
- * stored text. Only content is in it (no status, no counters, no times of the snapshot itself), so
- * two snapshots of an unchanged report have the same hash: that is how a sign-off knows the report
- * did not change since its page was shown.
+ * A snapshot's content: what a report says at one moment, as one JSON value whose canonical text
+ * is hashed with SHA-256. Anyone with read access re-derives the hash from the stored text. Only
+ * content is in it (no status, no counters, no times of the snapshot itself), so two snapshots of
+ * an unchanged report have the same hash: that is how a sign-off knows the report did not change
+ * since its page was shown.
  */
 export const SNAPSHOT_FORMAT = 'platform.report-snapshot/1'
+
+/**
+ * How a snapshot's content was made canonical before it was hashed, recorded on each snapshot so
+ * that it verifies with the scheme it was made with. `rfc8785`: RFC 8785 (JCS), which any JCS
+ * implementation re-derives. `legacy`: the platform's own sorted-key JSON (lib/canonical.ts
+ * `canonicalJson`), of the snapshots taken before snapshots recorded it (their records have no
+ * `canonicalization`); it writes the same text as RFC 8785 unless the content has a lone
+ * surrogate, which it writes as a `\udxxx` escape where RFC 8785 has no form at all.
+ */
+export const CANONICALIZATIONS = ['rfc8785', 'legacy'] as const
+export type Canonicalization = (typeof CANONICALIZATIONS)[number]
+/** The canonicalization of every new snapshot. */
+export const SNAPSHOT_CANONICALIZATION: Canonicalization = 'rfc8785'
+/** A stored snapshot's canonicalization: `legacy` when it has none (taken before snapshots recorded it). */
+export const canonicalizationOf = (s: Pick<SnapshotRecord, 'canonicalization'>): Canonicalization => s.canonicalization ?? 'legacy'
+
+const CANONICAL_TEXT: Record<Canonicalization, (value: unknown) => string> = { rfc8785: rfc8785Json, legacy: canonicalJson }
 
 /** The order and the people tested, as the report identifies them (ISO 15189: the patient's identification on every report). */
 export interface OrderContext {
@@ -145,19 +161,26 @@ export function snapshotContent(input: {
   }
 }
 
-/** The canonical text of a content and its SHA-256 (hex). */
+/**
+ * The canonical text (RFC 8785) of a content and its SHA-256 (hex). Its strings are well-formed
+ * UTF-16 (Firestore stores no lone surrogate), so RFC 8785 has a form for every content.
+ */
 export function sealContent(content: SnapshotContent): { json: string; sha256: string } {
-  const json = canonicalJson(content)
+  const json = rfc8785Json(content)
   return { json, sha256: sha256(json) }
 }
 
-/** Re-derives a stored snapshot's hash from its text: the text must be canonical and hash to `expected`. */
-export function verifySnapshotText(text: string, expected: string): boolean {
-  let parsed: unknown
+/**
+ * Re-derives a stored snapshot's hash from its text with the scheme it was made with: the text
+ * must be canonical under that scheme and hash to `expected`.
+ */
+export function verifySnapshotText(text: string, expected: string, canonicalization: Canonicalization): boolean {
+  let canonical: string
   try {
-    parsed = JSON.parse(text)
+    canonical = CANONICAL_TEXT[canonicalization](JSON.parse(text))
   } catch {
+    // Not JSON, or (RFC 8785) a value the scheme has no form for: not a text it made.
     return false
   }
-  return canonicalJson(parsed) === text && sha256(text) === expected
+  return canonical === text && sha256(text) === expected
 }

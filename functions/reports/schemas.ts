@@ -11,6 +11,7 @@ import {
   SIGNATURE_MEANINGS,
   TEMPLATE_TYPES,
 } from '../../domain/reports/model.js'
+import { CANONICALIZATIONS } from '../../domain/reports/snapshot.js'
 import { REPORT_STATUSES } from '../../domain/reports/status.js'
 
 const REPORT_ID = '6a1f0c3e-2b4d-4e5f-8a9b-0c1d2e3f4a5b'
@@ -465,13 +466,20 @@ export const Snapshot = z
     id,
     report_id: id,
     seq: z.number().int().openapi({ description: '1, 2, 3… per report' }),
-    sha256: z.string().openapi({ description: 'SHA-256 (hex) of the canonical JSON (RFC 8785) of `content`', example: SHA }),
+    sha256: z
+      .string()
+      .openapi({ description: 'SHA-256 (hex) of the canonical JSON of `content`, made canonical as `canonicalization` says', example: SHA }),
+    canonicalization: z.enum(CANONICALIZATIONS).openapi({
+      description:
+        "How `content` was made canonical before it was hashed. `rfc8785`: RFC 8785, the JSON Canonicalization Scheme (every snapshot taken since snapshots record it): any JCS implementation re-derives `sha256`. `legacy`: the platform's own sorted-key JSON, of older snapshots: the same text as RFC 8785 unless the content has a lone surrogate, which it writes as a `\\udxxx` escape.",
+      example: 'rfc8785',
+    }),
     taken_by: z.string(),
     taken_at: timestamp,
     report_status: ReportStatusSchema.openapi({ description: "The report's status when it was taken" }),
     content: z.record(z.string(), z.unknown()).openapi({
       description:
-        'The report, its order and people tested, its variants (with the cache values of that moment) and its comments (format platform.report-snapshot/1). Re-derive the hash: SHA-256 of the canonical JSON (RFC 8785) of this value.',
+        'The report, its order and people tested, its variants (with the cache values of that moment) and its comments (format platform.report-snapshot/1). Re-derive the hash: SHA-256 of the canonical JSON of this value (RFC 8785 when `canonicalization` is `rfc8785`).',
     }),
   })
   .openapi('Snapshot', {
@@ -480,6 +488,7 @@ export const Snapshot = z
       report_id: REPORT_ID,
       seq: 1,
       sha256: SHA,
+      canonicalization: 'rfc8785',
       taken_by: USER_ID,
       taken_at: AT,
       report_status: 'in_review',

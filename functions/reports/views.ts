@@ -10,6 +10,7 @@ import { publicBase } from '../../lib/pages.js'
 import { combineCriteria, parseCriteria } from '../../domain/reports/acmg.js'
 import { blockersFor, contributorsOf, describeBlocker, transitionsFor, type OrderFacts, type ReportProject } from '../../domain/reports/decide.js'
 import type { CommentRecord, ReportRecord, SnapshotRecord, UserRef } from '../../domain/reports/model.js'
+import { canonicalizationOf } from '../../domain/reports/snapshot.js'
 import type { JoinedVariant } from '../../domain/reports/store.js'
 import type { ReportsDeps, ReportsEnv } from './deps.js'
 import type { Comment, Report, ReportVariant, Snapshot } from './schemas.js'
@@ -150,6 +151,7 @@ export function toSnapshot(s: SnapshotRecord): z.infer<typeof Snapshot> {
     report_id: s.report_id,
     seq: s.seq,
     sha256: s.sha256,
+    canonicalization: canonicalizationOf(s),
     taken_by: s.taken_by,
     taken_at: iso(s.taken_at)!,
     report_status: s.report_status,

@@ -51,6 +51,28 @@ describe('the kernel guards every service', async () => {
       expect(res.status).toBe(413)
       expect(sent).toBeLessThan(2 * 1024 * 1024)
     })
+
+    it('answers 400 naming the field to text that is not well-formed Unicode (a lone surrogate), and writes nothing', async () => {
+      const res = await app.request('/api/v1/projects', {
+        method: 'POST',
+        headers: { ...bearer, 'content-type': 'application/json' },
+        body: JSON.stringify({ org_id: world.org.id, name: 'Exome \uD800' }),
+      })
+      expect(res.status).toBe(400)
+      expect(await res.json()).toEqual({ detail: 'name: not well-formed Unicode text (a lone surrogate \\uD800)' })
+      const projects = await app.request('/api/v1/projects', { headers: bearer })
+      expect(JSON.stringify(await projects.json())).not.toContain('Exome')
+    })
+
+    it('accepts characters outside the Basic Multilingual Plane (a surrogate pair)', async () => {
+      const res = await app.request('/api/v1/projects', {
+        method: 'POST',
+        headers: { ...bearer, 'content-type': 'application/json' },
+        body: JSON.stringify({ org_id: world.org.id, name: 'Exome 🧬' }),
+      })
+      expect(res.status).toBe(201)
+      expect((await res.json()).name).toBe('Exome 🧬')
+    })
   })
 
   describe('headers', () => {

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs'
+import { Timestamp } from '@google-cloud/firestore'
 import { describe, expect, it } from 'vitest'
-import { canonicalJson } from '../../../../lib/canonical.js'
+import { rfc8785Json } from '../../../../lib/canonical.js'
 import { sha256 } from '../../../../lib/ids.js'
 import { verifySnapshotText } from '../../../../domain/reports/snapshot.js'
 import { AdminStore } from '../../../../domain/tenancy/store.js'
@@ -341,10 +343,11 @@ describe('reports', async () => {
 
       const listed = await w.api('GET', `/reports/${report.id}/snapshots`)
       expect(listed.body.map((s: any) => s.seq)).toEqual([1, 2, 3])
-      for (const s of listed.body) expect(sha256(canonicalJson(s.content))).toBe(s.sha256)
+      for (const s of listed.body) expect(sha256(rfc8785Json(s.content))).toBe(s.sha256)
+      expect(listed.body.map((s: any) => s.canonicalization)).toEqual(['rfc8785', 'rfc8785', 'rfc8785'])
       const stored = await w.deps.db.col('report_snapshots').where('report_id', '==', report.id).get()
       expect(stored.size).toBe(3)
-      for (const d of stored.docs) expect(verifySnapshotText(d.get('content'), d.get('sha256'))).toBe(true)
+      for (const d of stored.docs) expect(verifySnapshotText(d.get('content'), d.get('sha256'), d.get('canonicalization'))).toBe(true)
       // The snapshot froze the cache's values and the order's people.
       const content = third.body.content
       expect(content.variants[0]).toMatchObject({ variant_id: variants[0]!.id, in_cache: true, variant: { genes: variants[0]!.genes } })
@@ -353,6 +356,28 @@ describe('reports', async () => {
       expect(content.comments).toEqual([expect.objectContaining({ type: 'review', comment: 'Fine.', resolved: null })])
       expect((await w.api('GET', `/reports/${report.id}`)).body.latest_snapshot).toMatchObject({ seq: 3, sha256: third.body.sha256 })
       expect((await events(report.id)).filter((e) => e.action === 'report.snapshot_taken')).toHaveLength(3)
+    })
+
+    it('serves a snapshot taken before snapshots recorded their canonicalization as legacy, and it still verifies', async () => {
+      const { report } = await w.draft({ token: analyst.token })
+      // Stored text and hash as the platform wrote them then (test/fixtures/reports/legacy-snapshot.json says how).
+      const legacy = JSON.parse(readFileSync(new URL('../../../fixtures/reports/legacy-snapshot.json', import.meta.url), 'utf8'))
+      const id = crypto.randomUUID()
+      await w.deps.db.col('report_snapshots').doc(id).set({
+        id,
+        report_id: report.id,
+        project_id: report.project_id,
+        seq: 1,
+        content: legacy.content,
+        sha256: legacy.sha256,
+        taken_by: analyst.user.id,
+        taken_at: Timestamp.now(),
+        report_status: 'draft',
+      })
+      const listed = await w.api('GET', `/reports/${report.id}/snapshots`)
+      expect(listed.body).toEqual([expect.objectContaining({ id, sha256: legacy.sha256, canonicalization: 'legacy' })])
+      const stored = (await w.deps.db.col('report_snapshots').doc(id).get()).data()!
+      expect(verifySnapshotText(stored.content, stored.sha256, 'legacy')).toBe(true)
     })
   })
 

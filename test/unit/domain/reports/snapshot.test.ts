@@ -1,9 +1,17 @@
+import { readFileSync } from 'node:fs'
 import { Timestamp } from '@google-cloud/firestore'
 import { describe, expect, it } from 'vitest'
-import { canonicalJson } from '../../../../lib/canonical.js'
+import { rfc8785Json } from '../../../../lib/canonical.js'
 import { sha256 } from '../../../../lib/ids.js'
 import type { CommentRecord, ReportRecord, ReportVariantRecord } from '../../../../domain/reports/model.js'
-import { sealContent, snapshotContent, verifySnapshotText, type OrderContext } from '../../../../domain/reports/snapshot.js'
+import {
+  canonicalizationOf,
+  sealContent,
+  snapshotContent,
+  verifySnapshotText,
+  type Canonicalization,
+  type OrderContext,
+} from '../../../../domain/reports/snapshot.js'
 import { freezeVariant, type CachedVariant } from '../../../../domain/reports/variant-source.js'
 
 const at = (s: number) => Timestamp.fromMillis(1_790_000_000_000 + s * 1000)
@@ -99,16 +107,39 @@ describe('a snapshot of a report', () => {
     )
     expect(b.sha256).toBe(a.sha256)
     expect(a.sha256).toBe(sha256(a.json))
-    expect(canonicalJson(JSON.parse(a.json))).toBe(a.json)
+    expect(rfc8785Json(JSON.parse(a.json))).toBe(a.json)
     const changed = sealContent(snapshotContent({ report: report({ conclusion: 'Negative.' }), order, variants, comments: [comment] }))
     expect(changed.sha256).not.toBe(a.sha256)
   })
 
   it('re-derives a stored hash from its text, and fails for altered or non-canonical text', () => {
     const { json, sha256: hash } = sealContent(snapshotContent({ report: report(), order, variants, comments: [] }))
-    expect(verifySnapshotText(json, hash)).toBe(true)
-    expect(verifySnapshotText(json.replace('Positive.', 'Negative.'), hash)).toBe(false)
-    expect(verifySnapshotText(JSON.stringify(JSON.parse(json), null, 2), hash)).toBe(false)
-    expect(verifySnapshotText('{', hash)).toBe(false)
+    expect(verifySnapshotText(json, hash, 'rfc8785')).toBe(true)
+    expect(verifySnapshotText(json.replace('Positive.', 'Negative.'), hash, 'rfc8785')).toBe(false)
+    expect(verifySnapshotText(JSON.stringify(JSON.parse(json), null, 2), hash, 'rfc8785')).toBe(false)
+    expect(verifySnapshotText('{', hash, 'rfc8785')).toBe(false)
+  })
+})
+
+describe('a snapshot taken before snapshots recorded their canonicalization', () => {
+  // Stored text and hash as the platform wrote them then (test/fixtures/reports/legacy-snapshot.json says how).
+  const legacy = JSON.parse(readFileSync(new URL('../../../fixtures/reports/legacy-snapshot.json', import.meta.url), 'utf8')) as {
+    content: string
+    sha256: string
+  }
+  const altered = legacy.content.replace('Positive', 'Negative')
+
+  it('counts as legacy: its record has no canonicalization', () => {
+    expect(canonicalizationOf({})).toBe('legacy')
+    expect(canonicalizationOf({ canonicalization: 'rfc8785' })).toBe('rfc8785')
+  })
+
+  it.each<[string, string, Canonicalization, boolean]>([
+    ['verifies with the scheme it was made with', legacy.content, 'legacy', true],
+    ['verifies as RFC 8785 too: for well-formed text the two schemes write the same', legacy.content, 'rfc8785', true],
+    ['does not verify once altered', altered, 'legacy', false],
+    ['does not verify re-indented', JSON.stringify(JSON.parse(legacy.content), null, 1), 'legacy', false],
+  ])('%s', (_, text, canonicalization, verifies) => {
+    expect(verifySnapshotText(text, legacy.sha256, canonicalization)).toBe(verifies)
   })
 })
