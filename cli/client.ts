@@ -103,8 +103,8 @@ export class AbortedError extends Error {
 }
 
 export interface ClientOptions {
-  /** The base address of a service (without /api/v1); may throw when the profile has none. */
-  baseUrl: (service: ServiceName) => string
+  /** The base address of a service (without /api/v1), perhaps found through the platform's discovery document; may throw when the profile has none. */
+  baseUrl: (service: ServiceName) => string | Promise<string>
   /** Without it, requests carry no Authorization header (login, token refresh). */
   auth?: Auth
   timeoutMs?: number
@@ -279,17 +279,19 @@ async function collect<T>(
 const projectHeader = (project: string) => ({ 'x-project-id': project })
 
 export class PlatformClient {
-  private adminClient?: Client<AdminPaths>
-  private computeClient?: Client<ComputePaths>
-  private filesClient?: Client<FilesPaths>
-  private auditClient?: Client<AuditPaths>
-  private anonymousAdmin?: Client<AdminPaths>
+  private adminClient?: Promise<Client<AdminPaths>>
+  private computeClient?: Promise<Client<ComputePaths>>
+  private filesClient?: Promise<Client<FilesPaths>>
+  private auditClient?: Promise<Client<AuditPaths>>
+  private anonymousAdmin?: Promise<Client<AdminPaths>>
 
   constructor(private readonly opts: ClientOptions) {}
 
   /** Made on first use: a profile without the address of a service fails only when that service is called. */
-  private make<P extends object>(service: ServiceName, auth: Auth | undefined): Client<P> {
-    const base = this.opts.baseUrl(service).replace(/\/+$/, '')
+  private async make<P extends object>(service: ServiceName, auth: Auth | undefined): Promise<Client<P>> {
+    // Not logged in is said before anything is looked up: finding the platform would not help.
+    await auth?.token()
+    const base = (await this.opts.baseUrl(service)).replace(/\/+$/, '')
     return createClient<P>({ baseUrl: base, fetch: transport(service, base, this.opts, auth) })
   }
   private get admin() {
@@ -312,102 +314,117 @@ export class PlatformClient {
   // Admin service
 
   async me(): Promise<Me> {
-    return body(await this.admin.GET('/api/v1/users/me'))
+    return body(await (await this.admin).GET('/api/v1/users/me'))
   }
 
   async defaultContext(): Promise<DefaultContext> {
-    return body(await this.admin.GET('/api/v1/users/me/default-context'))
+    return body(await (await this.admin).GET('/api/v1/users/me/default-context'))
   }
 
   async projects(): Promise<Project[]> {
-    const page = await collect((page_size, page_token) => this.admin.GET('/api/v1/projects', { params: { query: { page_size, page_token } } }))
+    const page = await collect(async (page_size, page_token) =>
+      (await this.admin).GET('/api/v1/projects', { params: { query: { page_size, page_token } } }),
+    )
     return page.items
   }
 
   async passwordLogin(email: string, password: string): Promise<TokenResponse> {
-    return body(await this.anonymous.POST('/api/v1/auth/password', { body: { email, password } }))
+    return body(await (await this.anonymous).POST('/api/v1/auth/password', { body: { email, password } }))
   }
 
   /** The next pair of a login: the refresh credential is spent. */
   async refresh(refreshToken: string): Promise<TokenResponse> {
-    return body(await this.anonymous.POST('/api/v1/auth/refresh', { body: { refresh_token: refreshToken } }))
+    return body(await (await this.anonymous).POST('/api/v1/auth/refresh', { body: { refresh_token: refreshToken } }))
   }
 
   /** Ends the login a credential belongs to (204 whatever the token). */
   async revokeLogin(token: string): Promise<void> {
-    await this.anonymous.POST('/api/v1/auth/revoke', { body: { token } })
+    await (await this.anonymous).POST('/api/v1/auth/revoke', { body: { token } })
+  }
+
+  /** The platform's discovery document, as text: cli/discovery.ts reads it, and says so when it is not a platform's. */
+  async serviceInfo(): Promise<string> {
+    return body(await (await this.anonymous).GET('/api/v1/service-info', { parseAs: 'text' }))
   }
 
   /** The identity provider, and how the CLI may log in at it. */
   async cliLogin(): Promise<CliLogin> {
-    return body(await this.anonymous.GET('/api/v1/auth/cli'))
+    return body(await (await this.anonymous).GET('/api/v1/auth/cli'))
   }
 
   /** Begins a browser login (the device authorization grant): the code, and where the person confirms it. */
   async beginDeviceLogin(): Promise<DeviceLogin> {
-    return body(await this.anonymous.POST('/api/v1/auth/device'))
+    return body(await (await this.anonymous).POST('/api/v1/auth/device'))
   }
 
   /** One poll of a browser login (202 while the person has not finished); a refused, expired or used code is a 401. */
   async pollDeviceLogin(deviceCode: string): Promise<DevicePoll> {
-    const answer = body(await this.anonymous.POST('/api/v1/auth/device/token', { body: { device_code: deviceCode } }))
+    const answer = body(await (await this.anonymous).POST('/api/v1/auth/device/token', { body: { device_code: deviceCode } }))
     return 'access_token' in answer ? { status: 'complete', tokens: answer } : answer
   }
 
   // Compute service (project-scoped)
 
   async listPipelines(project: string, filters: { type?: Pipeline['type']; tag?: string } = {}): Promise<Pipeline[]> {
-    const page = await collect((page_size, page_token) =>
-      this.compute.GET('/api/v1/pipelines', { params: { header: projectHeader(project), query: { ...filters, page_size, page_token } } }),
+    const page = await collect(async (page_size, page_token) =>
+      (await this.compute).GET('/api/v1/pipelines', { params: { header: projectHeader(project), query: { ...filters, page_size, page_token } } }),
     )
     return page.items
   }
 
   async getPipeline(project: string, id: string): Promise<Pipeline> {
-    return body(await this.compute.GET('/api/v1/pipelines/{id}', { params: { header: projectHeader(project), path: { id } } }))
+    return body(await (await this.compute).GET('/api/v1/pipelines/{id}', { params: { header: projectHeader(project), path: { id } } }))
   }
 
   async getPipelineBySlug(project: string, slug: string, version?: string): Promise<Pipeline> {
     return body(
-      await this.compute.GET('/api/v1/pipelines/slug/{slug}', { params: { header: projectHeader(project), path: { slug }, query: { version } } }),
+      await (
+        await this.compute
+      ).GET('/api/v1/pipelines/slug/{slug}', { params: { header: projectHeader(project), path: { slug }, query: { version } } }),
     )
   }
 
   /** Every version of the slug, highest first (one answer: this list is not paged). */
   async pipelineVersions(project: string, slug: string): Promise<Pipeline[]> {
-    return body(await this.compute.GET('/api/v1/pipelines/slug/{slug}/versions', { params: { header: projectHeader(project), path: { slug } } }))
+    return body(
+      await (await this.compute).GET('/api/v1/pipelines/slug/{slug}/versions', { params: { header: projectHeader(project), path: { slug } } }),
+    )
   }
 
   /** The same key on a retry gets the run made the first time, never a second run. */
   async submitRun(project: string, run: SubmitRun, idempotencyKey: string): Promise<Run> {
     return body(
-      await this.compute.POST('/api/v1/runs', { params: { header: { ...projectHeader(project), 'idempotency-key': idempotencyKey } }, body: run }),
+      await (
+        await this.compute
+      ).POST('/api/v1/runs', { params: { header: { ...projectHeader(project), 'idempotency-key': idempotencyKey } }, body: run }),
     )
   }
 
   /** Newest first; `limit` runs from `pageToken` on (every run when `limit` is absent), with the token of what follows. */
   async listRuns(project: string, filters: { order_id?: string; status?: RunStatus; name?: string }, req: PageRequest): Promise<Page<Run>> {
     return collect(
-      (page_size, page_token) =>
-        this.compute.GET('/api/v1/runs', { params: { header: projectHeader(project), query: { ...filters, page_size, page_token } } }),
+      async (page_size, page_token) =>
+        (await this.compute).GET('/api/v1/runs', { params: { header: projectHeader(project), query: { ...filters, page_size, page_token } } }),
       req,
     )
   }
 
   async getRun(project: string, id: string): Promise<Run> {
-    return body(await this.compute.GET('/api/v1/runs/{id}', { params: { header: projectHeader(project), path: { id } } }))
+    return body(await (await this.compute).GET('/api/v1/runs/{id}', { params: { header: projectHeader(project), path: { id } } }))
   }
 
   async runOutputs(project: string, id: string): Promise<RunOutput[]> {
-    const page = await collect((page_size, page_token) =>
-      this.compute.GET('/api/v1/runs/{id}/outputs', { params: { header: projectHeader(project), path: { id }, query: { page_size, page_token } } }),
+    const page = await collect(async (page_size, page_token) =>
+      (await this.compute).GET('/api/v1/runs/{id}/outputs', {
+        params: { header: projectHeader(project), path: { id }, query: { page_size, page_token } },
+      }),
     )
     return page.items
   }
 
   /** The run, now cancelled; a finished run is a 409. */
   async cancelRun(project: string, id: string): Promise<Run> {
-    return body(await this.compute.DELETE('/api/v1/runs/{id}', { params: { header: projectHeader(project), path: { id } } }))
+    return body(await (await this.compute).DELETE('/api/v1/runs/{id}', { params: { header: projectHeader(project), path: { id } } }))
   }
 
   // File service (project-scoped)
@@ -415,8 +432,8 @@ export class PlatformClient {
   /** One level of the bucket under `path` (a folder, or a file alone), in name order, `limit` entries from `pageToken` on. */
   async listFiles(project: string, path: string, req: PageRequest): Promise<Page<FileEntry>> {
     return collect(
-      (page_size, page_token) =>
-        this.files.GET('/api/v1/files', { params: { header: projectHeader(project), query: { path, page_size, page_token } } }),
+      async (page_size, page_token) =>
+        (await this.files).GET('/api/v1/files', { params: { header: projectHeader(project), query: { path, page_size, page_token } } }),
       req,
     )
   }
@@ -429,24 +446,24 @@ export class PlatformClient {
   }
 
   async downloadUrl(project: string, path: string): Promise<SignedUrl> {
-    return body(await this.files.GET('/api/v1/files/download-url', { params: { header: projectHeader(project), query: { path } } }))
+    return body(await (await this.files).GET('/api/v1/files/download-url', { params: { header: projectHeader(project), query: { path } } }))
   }
 
   /** A signed PUT address for `path`; a 409 when the file exists and `overwrite` is not true. */
   async uploadUrl(project: string, input: CreateUploadUrl): Promise<SignedUrl> {
-    return body(await this.files.POST('/api/v1/files/upload-url', { params: { header: projectHeader(project) }, body: input }))
+    return body(await (await this.files).POST('/api/v1/files/upload-url', { params: { header: projectHeader(project) }, body: input }))
   }
 
   async copyFile(project: string, input: CopyOrMoveFile): Promise<FileEntry> {
-    return body(await this.files.POST('/api/v1/files/copy', { params: { header: projectHeader(project) }, body: input }))
+    return body(await (await this.files).POST('/api/v1/files/copy', { params: { header: projectHeader(project) }, body: input }))
   }
 
   async moveFile(project: string, input: CopyOrMoveFile): Promise<FileEntry> {
-    return body(await this.files.POST('/api/v1/files/move', { params: { header: projectHeader(project) }, body: input }))
+    return body(await (await this.files).POST('/api/v1/files/move', { params: { header: projectHeader(project) }, body: input }))
   }
 
   async deleteFile(project: string, path: string): Promise<void> {
-    await this.files.DELETE('/api/v1/files', { params: { header: projectHeader(project), query: { path } } })
+    await (await this.files).DELETE('/api/v1/files', { params: { header: projectHeader(project), query: { path } } })
   }
 
   // Audit service
@@ -456,7 +473,8 @@ export class PlatformClient {
     const where = 'project' in scope ? {} : 'org' in scope ? { org_id: scope.org } : { scope: 'platform' as const }
     const header = 'project' in scope ? projectHeader(scope.project) : {}
     return collect(
-      (page_size, page_token) => this.audit.GET('/api/v1/events', { params: { header, query: { ...where, ...filters, page_size, page_token } } }),
+      async (page_size, page_token) =>
+        (await this.audit).GET('/api/v1/events', { params: { header, query: { ...where, ...filters, page_size, page_token } } }),
       req,
     )
   }

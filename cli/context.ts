@@ -4,7 +4,8 @@ import { CliError, EXIT, loginEnded, notLoggedIn, usageError } from './errors.js
 import { DEFAULT_FORMAT, type Format } from './format.js'
 import { Output } from './output.js'
 import type { Io } from './prompt.js'
-import { urlKey, type CliEnv, type Credentials, type Profile, type SettingsStore } from './settings.js'
+import { discover } from './discovery.js'
+import { normalizeUrl, urlKey, type CliEnv, type Credentials, type Discovered, type Profile, type SettingsStore } from './settings.js'
 
 /** The options every command takes (declared once on the root). */
 export interface GlobalOptions {
@@ -32,7 +33,8 @@ const EXPIRY_MARGIN_MS = 30_000
 export function credentialsFrom(
   tokens: Pick<TokenResponse, 'access_token'> & { refresh_token?: string; expires_in?: number },
   method: Credentials['method'],
-  email?: string,
+  email: string | undefined,
+  url: string | undefined,
 ): Credentials {
   const now = Date.now()
   return {
@@ -41,6 +43,7 @@ export function credentialsFrom(
     refresh_token: tokens.refresh_token,
     expires_at: tokens.expires_in ? new Date(now + tokens.expires_in * 1000).toISOString() : undefined,
     email,
+    url,
     saved_at: new Date(now).toISOString(),
   }
 }
@@ -64,7 +67,7 @@ class StoredAuth implements Auth {
   async token(): Promise<string> {
     const { env, settings } = this.session.cli
     if (env.token) return env.token
-    const credentials = settings.credentials(this.session.profile.name)
+    const credentials = this.session.credentials()
     if (!credentials) throw notLoggedIn()
     if (!expiresSoon(credentials)) return (this.sent = credentials.access_token)
     if (!(await this.renewFrom(credentials.access_token))) throw notLoggedIn()
@@ -81,7 +84,7 @@ class StoredAuth implements Auth {
     if (env.token) return false
     const name = this.session.profile.name
     return settings.withCredentialsLock(async () => {
-      const credentials = settings.credentials(name)
+      const credentials = this.session.credentials()
       if (!credentials?.refresh_token) return false
       if (credentials.access_token !== stale && !expiresSoon(credentials)) return true
       let tokens: TokenResponse
@@ -93,7 +96,7 @@ class StoredAuth implements Auth {
         if (error instanceof HttpError && error.status === 400) return false
         throw error
       }
-      settings.saveCredentials(name, credentialsFrom(tokens, credentials.method, credentials.email))
+      settings.saveCredentials(name, credentialsFrom(tokens, credentials.method, credentials.email, credentials.url))
       return true
     })
   }
@@ -101,7 +104,9 @@ class StoredAuth implements Auth {
 
 export class Session {
   readonly out: Output
-  readonly profile: Profile
+  private readonly profileName: string
+  /** The discovery document read by this command, once. */
+  private reading?: Promise<Discovered>
 
   constructor(
     readonly cli: Cli,
@@ -112,17 +117,83 @@ export class Session {
     // Colour and fitting are for a person at a terminal: a pipe or a file gets the plain, whole text.
     const style = { colour: terminal && !cli.env.noColor && globals.color, width: (terminal && cli.io.stdout.columns) || undefined }
     this.out = new Output(format, cli.io.stdout, cli.io.stderr, terminal, style)
-    this.profile = cli.settings.profile(cli.settings.profileName(globals.profile, cli.env))
+    this.profileName = cli.settings.profileName(globals.profile, cli.env)
   }
 
-  baseUrl(service: ServiceName): string {
-    const url = this.profile[urlKey(service)]
+  /** The profile's settings as they are now (a command may change them). */
+  get profile(): Profile {
+    return this.cli.settings.profile(this.profileName)
+  }
+
+  /**
+   * Where the profile's platform is: its `url`, else the admin_url of a profile set up service by
+   * service, else the built-in profile's address.
+   */
+  get platformUrl(): string | undefined {
+    const stored = this.cli.settings.stored(this.profileName)
+    return stored.url ?? stored.admin_url ?? this.profile.url
+  }
+
+  /** A service's base address: the profile's own for it (an override), else the one the platform names. */
+  async baseUrl(service: ServiceName): Promise<string> {
+    const override = this.profile[urlKey(service)]
+    if (override) return override
+    const platform = await this.discovered(service)
+    const url = platform.services[service]
     if (!url) {
       throw usageError(
-        `profile '${this.profile.name}' has no ${service}_url: set it with platform config set ${service}_url <url> --profile ${this.profile.name}`,
+        `the platform at ${platform.url} names no address for the ${service} service: set one with platform config set ${service}_url <url> --profile ${this.profileName}`,
       )
     }
     return url
+  }
+
+  /**
+   * The platform's discovery document: the one kept for the profile while its address is unchanged
+   * and names `service`, else read again from the platform (and kept).
+   */
+  discovered(service?: ServiceName): Promise<Discovered> {
+    const url = this.platformUrl
+    if (!url) {
+      return Promise.reject(
+        usageError(`profile '${this.profileName}' has no address: set it with platform config set url <admin address> --profile ${this.profileName}`),
+      )
+    }
+    const kept = this.cli.settings.discovered(this.profileName)
+    if (kept?.url === url && (!service || kept.services[service])) return Promise.resolve(kept)
+    return (this.reading ??= this.read(url))
+  }
+
+  /** Reads the discovery document at `url` and, once it is a platform's, makes `url` the profile's address (`config set url`, `login --url`). */
+  async usePlatform(url: string): Promise<Discovered> {
+    const found = await this.read(normalizeUrl('url', url))
+    this.cli.settings.set(this.profileName, 'url', found.url)
+    return found
+  }
+
+  private async read(url: string): Promise<Discovered> {
+    const found = await discover(url, { userAgent: this.cli.userAgent })
+    this.cli.settings.saveDiscovered(this.profileName, found)
+    this.reading = Promise.resolve(found)
+    return found
+  }
+
+  /**
+   * The profile's stored credentials, when they were issued by the platform at its address now: a
+   * profile pointed elsewhere (config set url) never sends them to another platform.
+   */
+  credentials(): Credentials | undefined {
+    const credentials = this.cli.settings.credentials(this.profileName)
+    if (!credentials?.url || credentials.url === this.platformUrl) return credentials
+    throw new CliError(
+      `the login of profile '${this.profileName}' is for ${credentials.url}, not for its address ${this.platformUrl ?? '(none)'}: log in again (platform login)`,
+      EXIT.notLoggedIn,
+    )
+  }
+
+  /** The token requests carry: $PLATFORM_TOKEN, else the profile's, renewed first when it has expired. */
+  token(): Promise<string> {
+    return new StoredAuth(this).token()
   }
 
   client(signal?: AbortSignal): PlatformClient {

@@ -1,4 +1,4 @@
-import { HttpError, UnreachableError, type ServiceName } from './client.js'
+import { HttpError, UnreachableError } from './client.js'
 import { ChecksumMismatchError, StorageHttpError, StorageUnreachableError } from './transfer.js'
 
 /**
@@ -72,24 +72,27 @@ export interface ExplainContext {
 
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1'])
 
-function hintFor(service: ServiceName, baseUrl: string): string {
-  let host = ''
+/** An address on this machine: where the local suite runs. */
+export function isLocalAddress(url: string): boolean {
   try {
-    host = new URL(baseUrl).hostname
+    return LOCAL_HOSTS.has(new URL(url).hostname)
   } catch {
     // an unparsable address gets the generic hint
+    return false
   }
-  return LOCAL_HOSTS.has(host)
-    ? 'is the local suite running? (npm start)'
-    : `check the address (platform config set ${service}_url <url>) and your network`
 }
+
+const hintFor = (baseUrl: string): string =>
+  isLocalAddress(baseUrl)
+    ? 'is the local suite running? (npm start)'
+    : "check the profile's address (platform config set url <admin address>) and your network"
 
 /** Turns whatever a command threw into the line to print and the exit code. */
 export function explain(error: unknown, context: ExplainContext = {}): { message: string; code: ExitCode } {
   if (error instanceof CliError) return { message: error.message, code: error.code }
   if (error instanceof UnreachableError) {
     return {
-      message: `cannot reach the ${error.service} service at ${error.baseUrl}: ${hintFor(error.service, error.baseUrl)} (${error.reason})`,
+      message: `cannot reach the ${error.service} service at ${error.baseUrl}: ${hintFor(error.baseUrl)} (${error.reason})`,
       code: EXIT.unavailable,
     }
   }

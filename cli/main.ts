@@ -20,6 +20,7 @@ import { register as runsOutputs } from './commands/runs/outputs.js'
 import { register as runsStatus } from './commands/runs/status.js'
 import { register as runsSubmit } from './commands/runs/submit.js'
 import { register as runsWatch } from './commands/runs/watch.js'
+import { register as token } from './commands/token.js'
 import { register as whoami } from './commands/whoami.js'
 import type { Cli } from './context.js'
 import { EXIT, EXIT_MEANINGS, explain } from './errors.js'
@@ -115,6 +116,7 @@ export function buildProgram(cli: Cli): Command {
   login(program, cli)
   logout(program, cli)
   whoami(program, cli)
+  token(program, cli)
   config(program, cli)
 
   const projects = program.command('projects').description('Projects you can see').addHelpText('after', examples('platform projects list'))

@@ -5,9 +5,10 @@ import { SERVICES, type ServiceName } from './api/services.js'
 import { usageError } from './errors.js'
 
 /**
- * Profiles and credentials, kept in two files under the config directory:
- * config.json (addresses and the project per profile, the current profile) and
- * credentials.json (tokens per profile, mode 0600, never printed).
+ * Profiles and credentials, kept in three files under the config directory:
+ * config.json (the platform's address, per-service addresses and the project per profile, the
+ * current profile), credentials.json (tokens per profile, mode 0600, never printed) and
+ * discovery.json (what each profile's platform said of itself: its services' addresses).
  */
 
 /** What the CLI takes from its environment, read once in main. */
@@ -34,21 +35,46 @@ export function cliEnv(env: Record<string, string | undefined>): CliEnv {
   }
 }
 
-/** The setting that holds a service's base address: admin_url, compute_url, … one per service of the platform's registry. */
+/**
+ * The setting that holds one service's base address, overriding the one the platform names:
+ * admin_url, compute_url, … one per service of the platform's registry.
+ */
 export type UrlKey = `${ServiceName}_url`
 export const urlKey = (service: ServiceName): UrlKey => `${service}_url`
 export const URL_KEYS: readonly UrlKey[] = SERVICES.map((s) => urlKey(s.name))
-export type SettingKey = UrlKey | 'project'
-export const SETTING_KEYS: readonly SettingKey[] = [...URL_KEYS, 'project']
+/** `url`: the platform's one address (its admin service's), from which every other is discovered. */
+export type SettingKey = 'url' | UrlKey | 'project'
+export const SETTING_KEYS: readonly SettingKey[] = ['url', ...URL_KEYS, 'project']
 export type ProfileSettings = Partial<Record<SettingKey, string>>
 
 export const DEFAULT_PROFILE = 'local'
 
-/** The local suite's default ports (from the registry); staging and production have no address until one is set. */
+const LOCAL_ADMIN_PORT = SERVICES.find((s) => s.name === 'admin')?.port
+
+/**
+ * The local suite's admin service on the default base port (`npm start` writes the address of the
+ * suite it started into the local profile); staging and production have no address until one is set.
+ */
 export const BUILTIN_PROFILES: Record<string, ProfileSettings> = {
-  local: Object.fromEntries(SERVICES.map((s) => [urlKey(s.name), `http://127.0.0.1:${s.port}`])),
+  local: LOCAL_ADMIN_PORT ? { url: `http://127.0.0.1:${LOCAL_ADMIN_PORT}` } : {},
   staging: {},
   production: {},
+}
+
+/** What the CLI keeps of a platform's discovery document (GET /api/v1/service-info), per profile. */
+export interface Discovered {
+  /** The address it was read from: it describes the profile only while the profile's address is this one. */
+  url: string
+  read_at: string
+  environment: string
+  /** The platform's version; null where its deploy did not say. */
+  version: string | null
+  services: Record<string, string>
+  identity_provider: { issuer: string; cli_login_methods: Array<'browser' | 'password'> | null } | null
+}
+
+interface DiscoveryFile {
+  profiles: Record<string, Discovered>
 }
 
 export interface ConfigFile {
@@ -68,6 +94,8 @@ export interface Credentials {
   /** ISO time after which the access token must be refreshed. */
   expires_at?: string
   email?: string
+  /** The platform's address (the profile's url) the login was made at: the credentials go nowhere else. Absent in logins stored before discovery. */
+  url?: string
   saved_at: string
 }
 
@@ -103,10 +131,12 @@ const LOCK_POLL_MS = 50
 export class SettingsStore {
   readonly configPath: string
   readonly credentialsPath: string
+  readonly discoveryPath: string
 
   constructor(readonly dir: string) {
     this.configPath = join(dir, 'config.json')
     this.credentialsPath = join(dir, 'credentials.json')
+    this.discoveryPath = join(dir, 'discovery.json')
   }
 
   private read<T>(path: string, empty: T): T {
@@ -153,6 +183,11 @@ export class SettingsStore {
     return { name, ...BUILTIN_PROFILES[name], ...this.readConfig().profiles[name] }
   }
 
+  /** What the user (or `npm start`) set on the profile, without the built-in defaults. */
+  stored(name: string): ProfileSettings {
+    return { ...this.readConfig().profiles[name] }
+  }
+
   /** Every profile with addresses or credentials, built-in ones first. */
   profileNames(): string[] {
     const names = new Set([
@@ -164,12 +199,30 @@ export class SettingsStore {
   }
 
   set(name: string, key: SettingKey, value: string | undefined) {
+    this.update(name, { [key]: value })
+  }
+
+  /** Sets the values given and removes those given as undefined, in one write. */
+  update(name: string, values: Partial<Record<SettingKey, string | undefined>>) {
     const config = this.readConfig()
     const profile = { ...config.profiles[name] }
-    if (value === undefined) delete profile[key]
-    else profile[key] = key === 'project' ? value : normalizeUrl(key, value)
+    for (const [key, value] of Object.entries(values) as Array<[SettingKey, string | undefined]>) {
+      if (value === undefined) delete profile[key]
+      else profile[key] = key === 'project' ? value : normalizeUrl(key, value)
+    }
     config.profiles[name] = profile
     this.writeConfig(config)
+  }
+
+  /** The discovery document last read for the profile, whatever address it came from (compare `url`). */
+  discovered(name: string): Discovered | undefined {
+    return this.read<DiscoveryFile>(this.discoveryPath, { profiles: {} }).profiles[name]
+  }
+
+  saveDiscovered(name: string, discovered: Discovered) {
+    const file = this.read<DiscoveryFile>(this.discoveryPath, { profiles: {} })
+    file.profiles[name] = discovered
+    this.write(this.discoveryPath, file, 0o644)
   }
 
   use(name: string) {

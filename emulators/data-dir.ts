@@ -49,7 +49,7 @@ export interface SuiteFile {
   token: string
   user: { email: string; password: string }
   /** A second person at the provider, a reviewer of the Demo project: who signs what the first one writes. */
-  reviewer: { email: string; password: string }
+  reviewer: { email: string; password: string; token: string }
   firestore_emulator_host: string
   pubsub_emulator_host: string
   gcp_project: string
@@ -73,6 +73,8 @@ export interface SuiteState {
   audit_hmac_keys: string
   audit_hmac_active_key: string
   token?: string
+  /** The reviewer's personal access token (made on the first start that knows of it). */
+  reviewer_token?: string
 }
 
 /** Removes what a previous start left, but only the entries the suite itself writes: --data-dir may point anywhere. */

@@ -28,12 +28,17 @@ export interface BaseSeed {
   org: OrgRecord
   project: ProjectRecord
   token: string
-  /** True when the stored token no longer verified (or there was none) and a new one was made. */
+  /** The reviewer's own personal access token: what the CLI's local-reviewer profile logs in with. */
+  reviewerToken: string
+  /** True when a stored token no longer verified (or there was none) and a new one was made: the state file keeps them. */
   tokenCreated: boolean
 }
 
-/** The admin user (platform admin, owner of Demo Lab), the Demo project with its bucket, and a personal access token. */
-export async function seedBase(kernel: KernelDeps, storedToken?: string): Promise<BaseSeed> {
+/**
+ * The admin user (platform admin, owner of Demo Lab), the Demo project with its bucket, its reviewer,
+ * and a personal access token of each of the two people (the stored ones while they still verify).
+ */
+export async function seedBase(kernel: KernelDeps, stored: { token?: string; reviewerToken?: string } = {}): Promise<BaseSeed> {
   const deps = adminDeps(kernel)
   const user = await seedUser(deps, { email: SEED.user.email, name: SEED.user.name, platformAdmin: true })
   const { org, project } = await seedOrgAndProject(deps, {
@@ -47,12 +52,18 @@ export async function seedBase(kernel: KernelDeps, storedToken?: string): Promis
   })
   const reviewer = await seedUser(deps, { email: SEED.reviewer.email, name: SEED.reviewer.name })
   if (!reviewer.grants?.projects?.[project.id]?.length) await grant(deps, project, reviewer, ['reviewer'])
-  if (storedToken) {
-    const found = await deps.tokens.verifyPersonal(storedToken, deps.clock.now())
-    if (found.ok && found.record.user_id === user.id) return { user, org, project, token: storedToken, tokenCreated: false }
+  let tokenCreated = false
+  const tokenOf = async (owner: UserRecord, storedToken: string | undefined) => {
+    if (storedToken) {
+      const found = await deps.tokens.verifyPersonal(storedToken, deps.clock.now())
+      if (found.ok && found.record.user_id === owner.id) return storedToken
+    }
+    tokenCreated = true
+    return seedToken(deps, owner, SEED.tokenName)
   }
-  const token = await seedToken(deps, user, SEED.tokenName)
-  return { user, org, project, token, tokenCreated: true }
+  const token = await tokenOf(user, stored.token)
+  const reviewerToken = await tokenOf(reviewer, stored.reviewerToken)
+  return { user, org, project, token, reviewerToken, tokenCreated }
 }
 
 /** Each service's own seed data (the compute service's pipelines, …), in registry order, after the base seed. */

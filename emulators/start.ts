@@ -59,7 +59,7 @@ function parseFlags() {
   }
 }
 
-function summary(suite: SuiteFile, passwordCreated: boolean): string {
+function summary(suite: SuiteFile, passwordCreated: boolean, cliProfiles: string[]): string {
   // The label column fits the longest label (a function's name is as long as it needs), and two spaces more.
   const labels = [...Object.keys(suite.services), ...Object.keys(suite.functions).map((name) => `fn ${name}`), 'Firestore emulator']
   const width = Math.max(...labels.map((l) => l.length)) + 2
@@ -79,13 +79,17 @@ function summary(suite: SuiteFile, passwordCreated: boolean): string {
     `  ${pad('organization')}Demo Lab  ${suite.org_id}`,
     `  ${pad('user')}${suite.user.email}`,
     `  ${pad('password')}${passwordCreated ? suite.user.password : '(unchanged; see suite.json)'}`,
-    `  ${pad('reviewer')}${suite.reviewer.email}  (signs reports; password in suite.json)`,
+    `  ${pad('reviewer')}${suite.reviewer.email}  (signs reports; password ${passwordCreated ? suite.reviewer.password : 'in suite.json'})`,
     `  ${pad('token')}${suite.token}`,
+    '',
+    ...cliProfiles.map((line, i) => `  ${pad(i ? '' : 'CLI')}${line}`),
     '',
     `  ${pad('suite file')}${relative(process.cwd(), layout(suite.data_dir).suiteFile) || layout(suite.data_dir).suiteFile}`,
     `  ${pad('data')}${suite.data_dir}`,
     '',
-    'Try:  curl -H "Authorization: Bearer $TOKEN" ' + `${suite.services.admin ?? ''}/api/v1/projects`,
+    // $(...) and not the token itself: the same two lines work on any port and data folder (docs/second-terminal.md).
+    'Try:  TOKEN=$(npx platform token); ADMIN=$(npx platform config get admin_url)',
+    '      curl -H "Authorization: Bearer $TOKEN" "$ADMIN/api/v1/projects"',
     'Press Ctrl-C to stop; the data is kept for the next start (npm start -- --clean to start over).',
     '',
   ]
@@ -118,7 +122,7 @@ async function main() {
   process.on('SIGTERM', onSignal)
 
   try {
-    running = await startSuite({ ...flags, say })
+    running = await startSuite({ ...flags, say, cliEnv: process.env })
   } catch (err) {
     if (err instanceof MissingToolError) fail(`cannot start the local suite: ${err.message}`)
     if (err instanceof AlreadyRunningError || err instanceof PortInUseError) fail(`cannot start the local suite: ${err.message}`)
@@ -128,7 +132,7 @@ async function main() {
     await running.stop()
     process.exit(0)
   }
-  process.stdout.write(summary(running.suite, running.passwordCreated) + '\n')
+  process.stdout.write(summary(running.suite, running.passwordCreated, running.cliProfiles) + '\n')
 }
 
 main().catch((err) => fail(`the local suite failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`))

@@ -1,10 +1,11 @@
+import { readFileSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import type { Server } from 'node:http'
 import { join, resolve } from 'node:path'
 import { createAdaptorServer } from '@hono/node-server'
 import { PubSub } from '@google-cloud/pubsub'
 import { SERVICES } from '../functions/services.js'
-import { loadConfig, type Config } from '../lib/config.js'
+import { loadConfig, publicUrlSetting, type Config } from '../lib/config.js'
 import { LocalObjectStorage } from '../lib/storage.js'
 import { API_PREFIX } from '../lib/http.js'
 import { createKernel, type KernelDeps } from '../lib/kernel.js'
@@ -31,8 +32,13 @@ import { allPorts, suitePorts } from './ports.js'
 import { runSeeders, SEED, seedBase } from './seed.js'
 import { closeServer, ensurePortFree, listen, PortInUseError } from './servers.js'
 import { createStorageServer } from './storage-server.js'
+import { pointCliProfiles } from './cli-profile.js'
 
 export const LOCAL_GCP_PROJECT = 'platform-local'
+/** The repository's version (package.json), which the discovery document names as the deploy does. */
+const PLATFORM_VERSION = (JSON.parse(readFileSync(resolve(import.meta.dirname, '../package.json'), 'utf8')) as { version: string }).version
+/** The environment's name in the discovery document, and the CLI profile `npm start` points at the suite. */
+export const LOCAL_ENVIRONMENT = 'local'
 /** The platform's OAuth client at the local identity provider, and the `aud` of the access tokens it issues. */
 export const LOCAL_OIDC_CLIENT_ID = 'platform'
 /**
@@ -55,12 +61,16 @@ export interface SuiteOptions {
   quiet: boolean
   /** Progress lines for a human; the services' own logs go to stdout as JSON lines. */
   say?: (line: string) => void
+  /** The environment whose CLI configuration folder gets the suite's profiles (emulators/cli-profile.ts); none without it. */
+  cliEnv?: Record<string, string | undefined>
 }
 
 export interface RunningSuite {
   suite: SuiteFile
   /** True when this start generated the admin password (first start or after --clean). */
   passwordCreated: boolean
+  /** What was done to the CLI's profiles, a line each. */
+  cliProfiles: string[]
   stop(): Promise<void>
 }
 
@@ -83,10 +93,13 @@ export function suiteEnv(opts: {
   const l = layout(opts.dataDir)
   return {
     GOOGLE_CLOUD_PROJECT: LOCAL_GCP_PROJECT,
+    PLATFORM_ENVIRONMENT: LOCAL_ENVIRONMENT,
+    PLATFORM_VERSION: PLATFORM_VERSION,
     FIRESTORE_EMULATOR_HOST: opts.firestoreHost,
     PUBSUB_EMULATOR_HOST: opts.pubsubHost,
     ...opts.oidcEnv,
-    ADMIN_PUBLIC_URL: opts.services.admin,
+    // Every service's address, as the deploy sets them: the discovery document (GET /api/v1/service-info) lists them.
+    ...Object.fromEntries(Object.entries(opts.services).map(([name, url]) => [publicUrlSetting(name), url])),
     BATCH_BACKEND: 'local',
     // Variant ingestions run their steps in the orchestrator's process (Cloud Workflows in the cloud).
     INGESTION_RUNNER: 'local',
@@ -96,8 +109,6 @@ export function suiteEnv(opts: {
     LOCAL_SIGNING_KEY_FILE: opts.signingKeyFile,
     LOCAL_SIGNING_ACCOUNT: LOCAL_SIGNING_ACCOUNT,
     STORAGE_PUBLIC_URL: opts.storageUrl,
-    FILES_PUBLIC_URL: opts.services.files,
-    REPORTS_PUBLIC_URL: opts.services.reports,
     // Browser pages of the suite (sign-off, docs) send cookie-authenticated requests from these.
     PUBLIC_ORIGINS: Object.values(opts.services).join(','),
     AUDIT_HMAC_KEYS: opts.auditKeys.ring,
@@ -258,8 +269,8 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
 
     say('seeding')
     const seedKernel = kernelFor('seed')
-    const base = await seedBase(seedKernel, state.token)
-    if (base.tokenCreated) await saveState(l, { ...state, token: base.token })
+    const base = await seedBase(seedKernel, { token: state.token, reviewerToken: state.reviewer_token })
+    if (base.tokenCreated) await saveState(l, { ...state, token: base.token, reviewer_token: base.reviewerToken })
     await runSeeders({ config, kernel: seedKernel, user: base.user, org: base.org, project: base.project, dataDir, services: serviceUrls })
 
     const queueClient = new PubSub({ projectId: LOCAL_GCP_PROJECT, apiEndpoint: pubsub.host, emulatorMode: true })
@@ -313,7 +324,7 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       bucket_name: base.project.bucket_name,
       token: base.token,
       user: { email: SEED.user.email, password: state.admin_password },
-      reviewer: { email: SEED.reviewer.email, password: state.reviewer_password },
+      reviewer: { email: SEED.reviewer.email, password: state.reviewer_password, token: base.reviewerToken },
       firestore_emulator_host: firestore.host,
       pubsub_emulator_host: pubsub.host,
       gcp_project: LOCAL_GCP_PROJECT,
@@ -321,8 +332,15 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
       started_at: new Date().toISOString(),
       pid: process.pid,
     }
+    // Before suite.json, so that whoever waits for it finds the CLI pointed here. A profile that cannot be written does not stop the suite.
+    let cliProfiles: string[] = []
+    try {
+      if (opts.cliEnv) cliProfiles = pointCliProfiles(suite, opts.cliEnv)
+    } catch (err) {
+      cliProfiles = [`the CLI's profiles were not set: ${err instanceof Error ? err.message : String(err)}`]
+    }
     await writeSuiteFile(l, suite)
-    return { suite, passwordCreated, stop }
+    return { suite, passwordCreated, cliProfiles, stop }
   } catch (err) {
     await stop()
     throw err

@@ -191,6 +191,9 @@ ENV_ARGS=(
   --set "MAX_CONCURRENT_REQUESTS=$FUNCTION_CONCURRENCY"
   --secret AUDIT_HMAC_KEYS
   --default "LOG_LEVEL=info"
+  # The environment's name in the discovery document (GET /api/v1/service-info): the operator's file may name it.
+  --default "PLATFORM_ENVIRONMENT=$PROJECT_ID"
+  --default "PLATFORM_VERSION=$(node -p 'require(process.argv[1]).version' "$REPO/package.json")"
 )
 for s in "${ALL_SERVICES[@]}"; do ENV_ARGS+=(--set "$(url_setting "$s")=$(public_url "$s")"); done
 # The audit key ring comes from its own secret (created below when missing); `latest` is read as
@@ -546,8 +549,8 @@ for s in "${SERVICE_NAMES[@]}"; do
   echo "# $s: $(public_url "$s")/api/v1 (docs: $(public_url "$s")/docs, $(public_url "$s")/redoc)"
 done
 echo "# OIDC redirect URI to register at the identity provider: $(public_url admin)/api/v1/auth/callback"
-echo "# The CLI's addresses (cli/README.md, \"Profiles\"):"
-for s in "${ALL_SERVICES[@]}"; do echo "#   npx platform config set ${s}_url $(public_url "$s") --profile <profile>"; done
+echo "# The CLI finds every service from the admin service's address (docs/discovery.md):"
+echo "#   npx platform login --url $(public_url admin) --profile <profile>"
 echo "# First platform administrator (once, as yourself, with your Google credentials; docs/deploying.md):"
 echo "#   $(quote GOOGLE_CLOUD_PROJECT="$PROJECT_ID" ${COLLECTION_PREFIX:+COLLECTION_PREFIX="$COLLECTION_PREFIX"} AUDIT_HMAC_ACTIVE_KEY="$AUDIT_HMAC_ACTIVE_KEY") AUDIT_HMAC_KEYS=\"\$($(quote gcloud secrets versions access latest --secret="$AUDIT_KEY_SECRET" "${G[@]}"))\" npm run bootstrap-admin -- --email <e-mail>"
 $DRY_RUN && echo "# dry run complete: nothing was changed" || echo "# deployed"

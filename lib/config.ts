@@ -10,6 +10,17 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 
 const EnvSchema = z.object({
   GOOGLE_CLOUD_PROJECT: z.string().min(1).default('platform-local'),
+  /**
+   * The environment's name, as the discovery document (GET /api/v1/service-info) tells clients:
+   * `local` in the local suite; infra/deploy.sh sets the project id unless the operator's file names
+   * one (`production`, `staging`). Unset, the Google Cloud project id.
+   */
+  PLATFORM_ENVIRONMENT: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "lowercase letters, digits, '-' and '_', at most 63, starting with a letter or digit")
+    .optional(),
+  /** The platform's version, as the discovery document tells clients: infra/deploy.sh and the local suite set package.json's. */
+  PLATFORM_VERSION: z.string().min(1).max(100).optional(),
   FIRESTORE_EMULATOR_HOST: z.string().optional(),
   PUBSUB_EMULATOR_HOST: z.string().optional(),
   /** Prefix for every Firestore collection name; lets tests share one emulator. */
@@ -157,6 +168,10 @@ const PUBLIC_URL_SETTINGS = (Object.keys(EnvSchema.shape) as Array<keyof Env>).f
 
 export interface Config {
   gcpProject: string
+  /** PLATFORM_ENVIRONMENT, else the Google Cloud project id. */
+  environment: string
+  /** PLATFORM_VERSION; null where the deploy did not say. */
+  version: string | null
   firestoreEmulatorHost?: string
   pubsubEmulatorHost?: string
   collectionPrefix: string
@@ -279,6 +294,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const services = publicUrls(e)
   return {
     gcpProject: e.GOOGLE_CLOUD_PROJECT,
+    environment: e.PLATFORM_ENVIRONMENT ?? e.GOOGLE_CLOUD_PROJECT,
+    version: e.PLATFORM_VERSION ?? null,
     firestoreEmulatorHost: e.FIRESTORE_EMULATOR_HOST,
     pubsubEmulatorHost: e.PUBSUB_EMULATOR_HOST,
     collectionPrefix: e.COLLECTION_PREFIX,

@@ -38,7 +38,7 @@ export function createObjectStorage(config: Config): ObjectStorage {
     : new GcsObjectStorage(new Storage({ projectId: config.gcpProject }))
 }
 
-/** The lifetime of the access tokens minted for a project's service account (README: Project credentials). */
+/** The lifetime of the access tokens minted for a project's service account (docs/tenancy.md, project credentials). */
 export const IMPERSONATION_LIFETIME_SECONDS = 900
 const STORAGE_SCOPE = 'https://www.googleapis.com/auth/devstorage.read_write'
 

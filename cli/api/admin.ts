@@ -539,6 +539,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/service-info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the platform's services are: every service's address, the identity provider, the environment's name
+         * @description Public, so that a client given the admin service's address alone (`platform config set url <address>`) finds the rest before anyone logs in. It says only what the platform already tells every browser (its addresses, its login page).
+         */
+        get: operations["getServiceInfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -873,6 +893,36 @@ export interface components {
             /** @description A refresh (plat_clr_…) or access (plat_cli_…) credential of the CLI login to end, as RFC 7009's token */
             token: string;
         };
+        ServiceInfo: {
+            /**
+             * @description The name of this deployment (PLATFORM_ENVIRONMENT): local in the local suite, else the name its deploy gave (by default the Google Cloud project id)
+             * @example production
+             */
+            environment: string;
+            /**
+             * @description The platform's version (PLATFORM_VERSION: the deploy sets package.json's); null where it was not set
+             * @example 0.1.0
+             */
+            version: string | null;
+            /**
+             * @description Each service's base address by name (admin, compute, clinical, files, variant_cache, reports, audit): its API is <address>/api/v1, its documentation <address>/docs. The addresses browsers and the CLI use (<SERVICE>_PUBLIC_URL), without a trailing slash.
+             * @example {
+             *       "admin": "https://europe-west4-lab-prod.cloudfunctions.net/admin",
+             *       "compute": "https://europe-west4-lab-prod.cloudfunctions.net/compute"
+             *     }
+             */
+            services: {
+                [key: string]: string;
+            };
+            identity_provider: components["schemas"]["IdentityProvider"];
+        };
+        /** @description Where people log in; null where login is not configured (personal access tokens only) */
+        IdentityProvider: {
+            /** @description The OIDC issuer people log in at (the platform's login goes through this service) */
+            issuer: string;
+            /** @description How the CLI may log in, as GET /auth/cli lists them (browser: the device authorization grant; password); null while the provider's metadata cannot be read (GET /auth/cli then says why). A personal access token always works besides. */
+            cli_login_methods: ("browser" | "password")[] | null;
+        } | null;
     };
     responses: {
         /** @description The service is at capacity: nothing was done; send the same request again after Retry-After seconds */
@@ -3384,6 +3434,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
+    getServiceInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where the services are */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceInfo"];
                 };
             };
             503: components["responses"]["Overloaded"];

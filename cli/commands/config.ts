@@ -1,33 +1,66 @@
 import { Argument, type Command } from 'commander'
 import { action, type Cli } from '../context.js'
 import { examples } from '../help.js'
+import type { Session } from '../context.js'
+import { SERVICES, type ServiceName } from '../api/services.js'
 import { checkProfileName, DEFAULT_PROFILE, SETTING_KEYS, URL_KEYS, type SettingKey } from '../settings.js'
 
-const keyArgument = () => new Argument('<key>', `${URL_KEYS.join(', ')} or project`).choices(SETTING_KEYS)
+const keyArgument = () => new Argument('<key>', `url, ${URL_KEYS.join(', ')} or project`).choices(SETTING_KEYS)
+
+/** The service a <service>_url key names. */
+const serviceOf = (key: SettingKey): ServiceName | undefined => SERVICES.find((s) => `${s.name}_url` === key)?.name
+
+/** The value a key has for the profile now: for a service, the address its requests go to (the override, else the discovered one). */
+async function effective(session: Session, key: SettingKey): Promise<string | undefined> {
+  const service = serviceOf(key)
+  if (service) return session.baseUrl(service)
+  return key === 'url' ? session.platformUrl : session.profile[key]
+}
 
 export function register(program: Command, cli: Cli) {
   const config = program
     .command('config')
     .description(
-      `Profiles: the service addresses and project per environment (local, staging, production or your own), kept in ${cli.settings.configPath}`,
+      `Profiles: the platform's address and the project per environment (local, staging, production or your own), kept in ${cli.settings.configPath}`,
     )
-    .addHelpText('after', examples('platform config set compute_url https://compute.staging.example.org --profile staging', 'platform config list'))
+    .addHelpText('after', examples('platform config set url https://platform.lab.example/admin --profile staging', 'platform config list'))
 
   config
     .command('set')
-    .description('Set a value of the profile (--profile, else the current one)')
+    .description(
+      "Set a value of the profile (--profile, else the current one). url, the admin service's address, is all a profile needs: " +
+        'the platform names every other service there (GET /api/v1/service-info), and the address is checked before it is kept. ' +
+        'A <service>_url overrides the address the platform names for that service.',
+    )
     .addHelpText(
       'after',
-      examples('platform config set admin_url https://admin.staging.example.org --profile staging', 'platform config set project germline'),
+      examples(
+        'platform config set url https://platform.lab.example/admin --profile staging',
+        'platform config set project germline',
+        'platform config set compute_url http://127.0.0.1:9102     # one service elsewhere (a debugger, a tunnel)',
+      ),
     )
     .addArgument(keyArgument())
-    .argument('<value>', 'a base address such as https://admin.example.org, or a project id or slug')
+    .argument('<value>', "the platform's address (url), a service's base address, or a project id or slug")
     .action(
       action(cli, async (session, command) => {
         const [key, value] = command.processedArgs as [SettingKey, string]
-        cli.settings.set(session.profile.name, key, value)
+        const found = key === 'url' ? await session.usePlatform(value) : undefined
+        if (!found) cli.settings.set(session.profile.name, key, value)
         const saved = cli.settings.profile(session.profile.name)[key]
-        session.out.result({ profile: session.profile.name, [key]: saved }, () => `${session.profile.name}: ${key} = ${saved}`)
+        const names = found ? Object.keys(found.services) : []
+        session.out.result(
+          {
+            profile: session.profile.name,
+            [key]: saved,
+            ...(found ? { environment: found.environment, version: found.version, services: found.services } : {}),
+          },
+          () =>
+            `${session.profile.name}: ${key} = ${saved}` +
+            (found
+              ? `\n${found.environment}${found.version ? ` (version ${found.version})` : ''}: ${names.length} service${names.length === 1 ? '' : 's'} (${names.join(', ')})`
+              : ''),
+        )
       }),
     )
 
@@ -47,13 +80,15 @@ export function register(program: Command, cli: Cli) {
 
   config
     .command('get')
-    .description('Print one value of the profile (nothing when it is unset)')
-    .addHelpText('after', examples('platform config get compute_url --profile staging'))
+    .description(
+      "Print one value of the profile (nothing when it is unset); for a <service>_url, the address the CLI uses: the profile's own, else the one the platform names",
+    )
+    .addHelpText('after', examples('platform config get compute_url --profile staging', 'CLIN=$(platform config get clinical_url)/api/v1'))
     .addArgument(keyArgument())
     .action(
       action(cli, async (session, command) => {
         const [key] = command.processedArgs as [SettingKey]
-        const value = session.profile[key]
+        const value = await effective(session, key)
         if (!session.out.human) session.out.result({ profile: session.profile.name, [key]: value ?? null }, () => '')
         else if (value !== undefined) session.out.line(value)
       }),
@@ -75,15 +110,27 @@ export function register(program: Command, cli: Cli) {
   config
     .command('list')
     .alias('show')
-    .description('List the profiles, their addresses, project and login')
+    .description("List the profiles: the platform's address, its environment, the services' own addresses set, the project and the login")
     .addHelpText('after', examples('platform config list', 'platform config list --json'))
     .action(
       action(cli, async (session) => {
         const current = cli.settings.readConfig().current_profile ?? DEFAULT_PROFILE
         const profiles = cli.settings.profileNames().map((name) => {
           const credentials = cli.settings.credentials(name)
+          const settings = cli.settings.profile(name)
+          const url = settings.url ?? settings.admin_url
+          // What the platform said of itself when last asked (nothing is asked here): while it describes the profile's address.
+          const kept = cli.settings.discovered(name)
+          const discovered = kept && kept.url === url ? kept : undefined
           return {
-            ...cli.settings.profile(name),
+            ...settings,
+            environment: discovered?.environment ?? null,
+            services: discovered
+              ? {
+                  ...discovered.services,
+                  ...Object.fromEntries(URL_KEYS.flatMap((k) => (settings[k] ? [[k.slice(0, -'_url'.length), settings[k]]] : []))),
+                }
+              : null,
             current: name === current,
             logged_in: credentials ? (credentials.email ?? credentials.method) : null,
           }
@@ -92,7 +139,9 @@ export function register(program: Command, cli: Cli) {
           session.out.table(profiles, [
             { header: '', value: (p) => (p.name === session.profile.name ? '*' : ' ') },
             { header: 'PROFILE', value: (p) => p.name },
-            ...URL_KEYS.map((key) => ({ header: key.toUpperCase(), value: (p: (typeof profiles)[number]) => p[key] })),
+            { header: 'URL', value: (p) => p.url ?? p.admin_url },
+            { header: 'ENVIRONMENT', value: (p) => p.environment },
+            { header: 'OVERRIDES', value: (p) => URL_KEYS.filter((k) => p[k]) },
             { header: 'PROJECT', value: (p) => p.project },
             { header: 'LOGGED IN', value: (p) => p.logged_in },
           ]),

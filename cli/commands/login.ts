@@ -10,6 +10,7 @@ import { askLine, askSecret, isInteractive, readStdin } from '../prompt.js'
 import type { Credentials } from '../settings.js'
 
 export interface LoginOptions {
+  url?: string
   browser?: boolean
   email?: string
   passwordStdin?: boolean
@@ -63,7 +64,7 @@ async function withToken(session: Session, opts: LoginOptions): Promise<{ me: Me
   const token = (opts.token ?? (await readStdin(session.cli.io))).trim()
   if (!token) throw usageError('the token is empty')
   const me = await whoIs(session, token, 'the token')
-  return { me, credentials: credentialsFrom({ access_token: token }, 'personal_token', me.email) }
+  return { me, credentials: credentialsFrom({ access_token: token }, 'personal_token', me.email, session.platformUrl) }
 }
 
 async function withPassword(session: Session, opts: LoginOptions): Promise<{ me: Me; credentials: Credentials }> {
@@ -84,7 +85,7 @@ async function withPassword(session: Session, opts: LoginOptions): Promise<{ me:
     throw error
   }
   const me = await whoIs(session, tokens.access_token, 'the access token from the login')
-  return { me, credentials: credentialsFrom(tokens, 'password', me.email ?? email) }
+  return { me, credentials: credentialsFrom(tokens, 'password', me.email ?? email, session.platformUrl) }
 }
 
 /**
@@ -106,7 +107,7 @@ async function withBrowser(session: Session): Promise<{ me: Me; credentials: Cre
     })
   })
   const me = await whoIs(session, tokens.access_token, 'the access token from the login')
-  return { me, credentials: credentialsFrom(tokens, 'browser', me.email) }
+  return { me, credentials: credentialsFrom(tokens, 'browser', me.email, session.platformUrl) }
 }
 
 /** The methods the admin service offers the CLI; a service without any login tells to use a personal access token. */
@@ -130,6 +131,10 @@ export function register(program: Command, cli: Cli) {
     .description(
       'Log in: in a browser (the default where the identity provider offers it; works over SSH and with multi-factor authentication), with e-mail and password, or with a personal access token; the credentials are kept per profile',
     )
+    .option(
+      '--url <admin address>',
+      "the platform's address (its admin service's): the profile is pointed there first, as platform config set url does, and finds every other service from it",
+    )
     .option('--browser', 'log in in a browser, on this or another device: the CLI shows an address and a code to confirm there')
     .option('--email <email>', 'log in with e-mail and password (the password is asked without echo on a terminal)')
     .option('--password-stdin', 'read the password from stdin instead of asking without echo')
@@ -143,6 +148,7 @@ export function register(program: Command, cli: Cli) {
         'platform login --email you@lab.org                 # asks for the password without echo',
         'platform login --email you@lab.org --password-stdin < password.txt',
         'platform login --token-stdin < token.txt           # a personal access token (plat_pat_…)',
+        'platform login --url https://platform.lab.example/admin --profile production   # a new profile, from one address',
       ) +
         '\nThe password login works only where the identity provider allows it (not Google; not Entra ID accounts with' +
         '\nmulti-factor authentication): the service then says to log in with --browser. docs/cli-login.md has the details.\n',
@@ -150,7 +156,10 @@ export function register(program: Command, cli: Cli) {
     .action(
       action(cli, async (session, command) => {
         const opts = command.opts<LoginOptions>()
-        const method = requestedMethod(opts) ?? defaultMethod(await offeredMethods(session))
+        // Usage errors first: a bad combination of flags changes nothing, the profile's address included.
+        const requested = requestedMethod(opts)
+        if (opts.url) await session.usePlatform(opts.url)
+        const method = requested ?? defaultMethod(await offeredMethods(session))
         const { me, credentials } =
           method === 'browser'
             ? await withBrowser(session)
@@ -158,11 +167,12 @@ export function register(program: Command, cli: Cli) {
               ? await withToken(session, opts)
               : await withPassword(session, opts)
         cli.settings.saveCredentials(session.profile.name, credentials)
-        session.out.result({ profile: session.profile.name, admin_url: session.baseUrl('admin'), method: credentials.method, user: me }, () =>
+        const adminUrl = await session.baseUrl('admin')
+        session.out.result({ profile: session.profile.name, admin_url: adminUrl, method: credentials.method, user: me }, () =>
           fields([
             ['logged in as', me.email ?? me.name],
             ['profile', session.profile.name],
-            ['admin service', session.baseUrl('admin')],
+            ['admin service', adminUrl],
             ['method', METHOD_LABELS[credentials.method]],
           ]),
         )

@@ -13,8 +13,12 @@ export function register(program: Command, cli: Cli) {
         const name = session.profile.name
         const stored = cli.settings.credentials(name)
         // A login's credentials are ended at the platform first: forgetting them here alone would leave a copy usable elsewhere.
+        // Never at another platform than the one that issued them (the profile's address changed since): they are only forgotten then.
+        const here = !stored?.url || stored.url === session.platformUrl
         let ended = false
-        if (stored?.refresh_token && stored.method !== 'personal_token') {
+        if (!here)
+          session.out.note(`warning: the login was made at ${stored?.url}, which this profile no longer points at: it is forgotten, not ended there`)
+        if (here && stored?.refresh_token && stored.method !== 'personal_token') {
           try {
             await session.anonymousClient().revokeLogin(stored.refresh_token)
             ended = true

@@ -11,11 +11,11 @@ export function register(program: Command, cli: Cli) {
     .action(
       action(cli, async (session) => {
         const client = session.client()
-        const [me, projects] = await Promise.all([client.me(), client.projects()])
+        const [me, projects, adminUrl] = await Promise.all([client.me(), client.projects(), session.baseUrl('admin')])
         const names = new Map(projects.map((p) => [p.id, `${p.slug} (${p.org_name})`]))
         const orgs = new Map(projects.map((p) => [p.org_id, p.org_name]))
         const roles = Object.entries(me.project_roles).map(([id, list]) => ({ id, project: names.get(id), roles: list }))
-        session.out.result({ profile: session.profile.name, admin_url: session.baseUrl('admin'), ...me }, () => {
+        session.out.result({ profile: session.profile.name, admin_url: adminUrl, ...me }, () => {
           const text = fields([
             ['email', me.email],
             ['name', me.name],
@@ -25,7 +25,7 @@ export function register(program: Command, cli: Cli) {
             ['platform admin', me.platform_admin ? 'yes' : 'no'],
             ['organization roles', Object.entries(me.org_roles).map(([id, role]) => `${role} (${orgs.get(id) ?? id})`)],
             ['profile', session.profile.name],
-            ['admin service', session.baseUrl('admin')],
+            ['admin service', adminUrl],
           ])
           if (!roles.length) return text
           const rows = session.out.table(roles, [

@@ -1,7 +1,7 @@
 import type { Permission } from '../../lib/auth/roles.js'
 
 /**
- * A report's statuses (FHIR DiagnosticReport in the README) and the one table of how they move, as
+ * A report's statuses (FHIR DiagnosticReport, docs/reports.md) and the one table of how they move, as
  * data. Two moves are not in the table because no JSON request makes them: `in_review → signed`
  * happens only through the browser sign-off (re-authentication, then a signature), and `signed →
  * superseded` only when an amendment of the report is signed, in the same transaction.

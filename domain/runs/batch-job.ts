@@ -114,7 +114,7 @@ export function runLabels(run: RunForJob): Record<string, string> {
   return Object.fromEntries(Object.entries(raw).map(([k, v]) => [labelKey(k), labelValue(v)]))
 }
 
-/** The environment contract every job's runnables see (documented in the README). */
+/** The environment contract every job's runnables see (documented in docs/pipelines-and-runs.md, what a job sees). */
 export function runEnvironment(run: RunForJob): Record<string, string> {
   const outputDir = outputDirOf(run.bucket_name, run.id)
   return {

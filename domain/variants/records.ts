@@ -17,7 +17,7 @@ import { sha512t24u, trimAllele, vcfAlleleId } from './vrs.js'
  * A VCF record as the platform's variants: one per ALT allele (multi-allelic records are split),
  * each with its identity, annotation summary and every sample's call recoded for that allele.
  *
- * Conventions (README, "Variants"):
+ * Conventions (docs/variants.md):
  * - Splitting: the variant of ALT k recodes each genotype allele k as 1, the reference as 0, any
  *   other ALT as 0 too, and keeps `.` and the phasing separators (`1/2` is `1/0` for ALT 1 and
  *   `0/1` for ALT 2; `1|2` is `1|0` and `0|1`): what `bcftools norm -m-` and Hail's

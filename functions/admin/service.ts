@@ -5,6 +5,7 @@ import { oauth } from './routes/oauth.js'
 import { organizations } from './routes/organizations.js'
 import { orgs } from './routes/orgs.js'
 import { projects } from './routes/projects.js'
+import { serviceInfo } from './routes/service-info.js'
 import { serviceUsers } from './routes/service-users.js'
 import { users } from './routes/users.js'
 
@@ -13,14 +14,15 @@ export const admin = defineService<AdminDeps>({
   name: 'admin',
   title: 'Admin service',
   description:
-    'Organizations, projects, members and roles, project credentials, the user default context, personal access tokens, service users and their keys, and the OIDC login.',
+    'Organizations, projects, members and roles, project credentials, the user default context, personal access tokens, service users and their keys, the OIDC login, and where every service of the platform is (GET /service-info).',
   port: 8101,
   projectScoped: false,
-  // The login flows and the service-user token exchange.
-  publicPaths: ['/auth/*', '/oauth/token'],
+  // The login flows, the service-user token exchange, and where the services are (read before any login).
+  publicPaths: ['/auth/*', '/oauth/token', '/service-info'],
   // platform_bootstrap: the marker of the first platform administrator (domain/tenancy/bootstrap.ts).
   collections: ['org_members', 'project_members', 'login_states', 'resource_claims', 'platform_bootstrap'],
   tags: [
+    { name: 'platform', description: "Where the platform's services are: the one document a client needs besides this service's address" },
     {
       name: 'auth',
       description:
@@ -35,7 +37,7 @@ export const admin = defineService<AdminDeps>({
     { name: 'service users', description: 'Machine accounts of an organization, their keys, and the RFC 7523 token exchange' },
   ],
   deps: adminDeps,
-  routes: [orgs, organizations, projects, users, serviceUsers, oauth, auth],
+  routes: [orgs, organizations, projects, users, serviceUsers, oauth, auth, serviceInfo],
 })
 
 export const createAdminApp = (deps: AdminDeps) => serviceApp(admin.definition, deps)

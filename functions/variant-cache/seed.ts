@@ -3,7 +3,7 @@ import { createProjectStorage } from '../../lib/storage.js'
 import { samplesheetCsv } from '../../domain/clinical/samplesheet.js'
 import { clinicalStores } from '../../domain/clinical/stores.js'
 
-/** Where the local suite puts the demo order's samplesheet, for the trio-local pipeline (README: the trio demo). */
+/** Where the local suite puts the demo order's samplesheet, for the trio-local pipeline (docs/second-terminal.md, the trio demo). */
 export const DEMO_SAMPLESHEET_PATH = 'samplesheets/demo-trio.csv'
 const DEMO_PROBAND_SAMPLE = 'S-DEMO-PROBAND'
 

@@ -64,6 +64,28 @@ describe.sequential('the local suite (npm start)', () => {
     expect(body).toEqual([expect.objectContaining({ id: suite.project_id, name: 'Demo', bucket_name: 'demo-lab-demo', org_id: suite.org_id })])
   })
 
+  it("points the CLI's local profiles at the suite, and the summary's curl works as printed", { timeout: 60_000 }, async () => {
+    const { suite, configDir } = first!
+    // The summary follows suite.json.
+    for (const deadline = Date.now() + 10_000; !first!.output().includes('Try:') && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 100))
+    const output = first!.output()
+    expect(output).toContain(`profile 'local' → ${suite.services.admin}, logged in as admin@example.org`)
+    expect(output).toContain(`profile 'local-reviewer' → ${suite.services.admin}, logged in as reviewer@example.org`)
+    const lines = output.split('\n')
+    const at = lines.findIndex((l) => l.startsWith('Try:'))
+    const tryLines = [lines[at]!.slice('Try:'.length), lines[at + 1]!].join('\n')
+    expect(tryLines).toContain('curl -H "Authorization: Bearer $TOKEN"')
+    const ran = spawnSync('bash', ['-c', `set -eo pipefail\n${tryLines}`], {
+      cwd: join(import.meta.dirname, '../..'),
+      env: { ...process.env, PLATFORM_CONFIG_DIR: configDir, PLATFORM_PROFILE: '', PLATFORM_TOKEN: '' },
+      encoding: 'utf8',
+      timeout: 50_000,
+    })
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(JSON.parse(ran.stdout)).toEqual([expect.objectContaining({ id: suite.project_id, name: 'Demo' })])
+  })
+
   it('answers GET /healthz on every service, and writes one access line per request with its id and the caller', { timeout: 30_000 }, async () => {
     const { suite } = first!
     for (const [name, url] of Object.entries(suite.services)) {
@@ -187,7 +209,7 @@ describe.sequential('the local suite (npm start)', () => {
   })
 
   it(
-    "seeds a demo trio whose draft order a newcomer signs and downloads as a samplesheet in the README's three requests",
+    "seeds a demo trio whose draft order a newcomer signs and downloads as a samplesheet in the three requests of docs/second-terminal.md",
     { timeout: 60_000 },
     async () => {
       const { suite } = first!
@@ -219,7 +241,7 @@ describe.sequential('the local suite (npm start)', () => {
   )
 
   it(
-    "runs trio-local for the signed demo order and shows its variants with the family's genotypes (the README's trio demo)",
+    "runs trio-local for the signed demo order and shows its variants with the family's genotypes (the trio demo of docs/second-terminal.md)",
     { timeout: 60_000 },
     async () => {
       const { suite } = first!

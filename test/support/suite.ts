@@ -18,6 +18,8 @@ export interface SpawnedSuite {
   suite: SuiteFile
   basePort: number
   dataDir: string
+  /** The CLI configuration folder the suite set its profiles in (PLATFORM_CONFIG_DIR): never the user's own. */
+  configDir: string
   output(): string
   /** Every live process descended from the spawned suite (the emulators' JVMs, the jobs it runs). */
   descendants(): ProcessInfo[]
@@ -169,11 +171,24 @@ export async function runStart(args: string[], opts: { env?: NodeJS.ProcessEnv; 
   return { code, signal, stdout, stderr }
 }
 
-export async function spawnLocalSuite(opts: { dataDir: string; basePort: number; clean?: boolean; timeoutMs?: number }): Promise<SpawnedSuite> {
+export async function spawnLocalSuite(opts: {
+  dataDir: string
+  basePort: number
+  clean?: boolean
+  timeoutMs?: number
+  configDir?: string
+}): Promise<SpawnedSuite> {
   const args = ['--data-dir', opts.dataDir, '--base-port', String(opts.basePort)]
   if (opts.clean) args.push('--clean')
   const spawnedAt = Date.now()
-  const child = spawn(...startCommand(args), { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  // npm start sets the CLI's local profiles: a test's suite sets them in a folder of its own.
+  const configDir = opts.configDir ?? join(opts.dataDir, 'cli-config')
+  const child = spawn(...startCommand(args), {
+    cwd: repoRoot,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PLATFORM_CONFIG_DIR: configDir },
+  })
   // The last 50,000 characters of what it wrote, kept as chunks: under load the services write an
   // access line per request, and copying the whole tail at every chunk would cost the reader (a
   // benchmark's load generator) more than its own requests.
@@ -230,6 +245,7 @@ export async function spawnLocalSuite(opts: { dataDir: string; basePort: number;
     suite: found,
     basePort: opts.basePort,
     dataDir: opts.dataDir,
+    configDir,
     output,
     descendants: () => descendantsOf(child.pid!),
     kill,

@@ -270,7 +270,7 @@ describe('platform login, whoami, logout and profiles', async () => {
     const list = parseJson(await runMain(['config', 'list', '--json'], { configDir: home }))
     expect(list.profiles).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ name: 'local', admin_url: 'http://127.0.0.1:8101', compute_url: 'http://127.0.0.1:8102', logged_in: null }),
+        expect.objectContaining({ name: 'local', url: 'http://127.0.0.1:8101', logged_in: null }),
         expect.objectContaining({ name: 'staging', admin_url: platform.adminUrl, logged_in: analyst.user.email }),
         expect.objectContaining({ name: 'production', logged_in: null }),
       ]),
@@ -281,6 +281,6 @@ describe('platform login, whoami, logout and profiles', async () => {
     const home = await configHome()
     const login = await runMain(['login', '--token', world.owner.token, '--profile', 'production'], { configDir: home })
     expect(login.code).toBe(3)
-    expect(login.stderr).toContain("profile 'production' has no admin_url: set it with platform config set admin_url <url> --profile production")
+    expect(login.stderr).toContain("profile 'production' has no address: set it with platform config set url <admin address> --profile production")
   })
 })

@@ -124,7 +124,7 @@ describe('addresses and error messages', () => {
     [
       new UnreachableError('admin', 'https://admin.example.org', 'ENOTFOUND'),
       8,
-      'cannot reach the admin service at https://admin.example.org: check the address (platform config set admin_url <url>) and your network (ENOTFOUND)',
+      "cannot reach the admin service at https://admin.example.org: check the profile's address (platform config set url <admin address>) and your network (ENOTFOUND)",
     ],
   ])('explains %s with exit code %i', (error, code, message) => {
     expect(explain(error)).toEqual({ code, message })
@@ -140,9 +140,9 @@ describe('addresses and error messages', () => {
 })
 
 describe('profiles', () => {
-  it("has a setting for every service of the platform's registry, and the local profile at each one's default port", () => {
-    expect(SETTING_KEYS).toEqual([...SERVICES.map((s) => `${s.name}_url`), 'project'])
-    expect(BUILTIN_PROFILES.local).toEqual(Object.fromEntries(SERVICES.map((s) => [`${s.name}_url`, `http://127.0.0.1:${s.port}`])))
+  it("has the platform's address, an override for every service of the platform's registry, and the local profile at the default admin port", () => {
+    expect(SETTING_KEYS).toEqual(['url', ...SERVICES.map((s) => `${s.name}_url`), 'project'])
+    expect(BUILTIN_PROFILES.local).toEqual({ url: `http://127.0.0.1:${SERVICES.find((s) => s.name === 'admin')!.port}` })
   })
 })
 

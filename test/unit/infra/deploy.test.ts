@@ -288,6 +288,13 @@ describe('infra/deploy.sh --dry-run', () => {
   })
 })
 
+it('names the environment in the discovery document after the project, unless the functions env file names it', async () => {
+  expect(envOf(plan).PLATFORM_ENVIRONMENT).toBe(PROJECT)
+  const named = await dryRun({ ...SAMPLE(), FUNCTIONS_ENV_FILE: envFile('named.env', 'PLATFORM_ENVIRONMENT=production\n') })
+  expect(named.code).toBe(0)
+  expect(envOf(named).PLATFORM_ENVIRONMENT).toBe('production')
+})
+
 it("moves the instances' own limit with FUNCTION_CONCURRENCY, which the functions env file may not set apart", async () => {
   const out = await dryRun({ ...SAMPLE(), FUNCTION_CONCURRENCY: '12' })
   expect(out.code).toBe(0)
@@ -341,10 +348,10 @@ describe('one browser host', () => {
     expect(config.publicOrigins).toEqual([host])
     expect(plan.stdout).toContain(`# OIDC redirect URI to register at the identity provider: ${host}/admin/api/v1/auth/callback`)
     expect(plan.stdout).toContain(`# Browser host: ${host} (the client's address: TRUSTED_PROXY_HOPS=1)`)
-    for (const s of ADDRESSED) {
-      expect(plan.stdout).toContain(`# ${s.name}: ${host}/${s.fn}/api/v1 (docs: ${host}/${s.fn}/docs`)
-      expect(plan.stdout).toContain(`#   npx platform config set ${s.name}_url ${host}/${s.fn} --profile <profile>`)
-    }
+    for (const s of ADDRESSED) expect(plan.stdout).toContain(`# ${s.name}: ${host}/${s.fn}/api/v1 (docs: ${host}/${s.fn}/docs`)
+    // One address for the CLI: the admin service's discovery document names the others.
+    expect(plan.stdout).toContain(`#   npx platform login --url ${host}/admin --profile <profile>`)
+    expect(plan.stdout).not.toMatch(/platform config set \w+_url/)
     // No address handed to a person is a run.app one, and nothing is made for a load balancer.
     expect(plan.stdout.split('\n').filter((l) => l.startsWith('# ') && /run\.app|<url of/.test(l) && !l.includes(':= gcloud'))).toEqual([])
     expect(plan.commands.filter((c) => c.startsWith('gcloud compute '))).toEqual([])

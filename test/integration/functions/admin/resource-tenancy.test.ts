@@ -215,7 +215,7 @@ describe('admin: how buckets are assigned and service accounts bound and release
     for (const key of keys) expect((await claims.doc(key).get()).get('project_id')).toBe(base.project.id)
     // A data folder from before claims: the project is there, its claims are not. Seeding again claims them.
     await Promise.all(keys.map((key) => claims.doc(key).delete()))
-    const again = await seedBase(kernel, base.token)
+    const again = await seedBase(kernel, { token: base.token, reviewerToken: base.reviewerToken })
     expect(again.project.id).toBe(base.project.id)
     for (const key of keys) expect((await claims.doc(key).get()).get('project_id')).toBe(base.project.id)
     // Another project holding the seed's bucket stops the seed with a message naming it.
