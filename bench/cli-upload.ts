@@ -206,7 +206,7 @@ async function main() {
     if (up.json.verified !== 'crc32c') throw new Error(`the upload was verified with ${up.json.verified}`)
     rows.upload.push(up.json.seconds)
     rows.uploadWall.push(up.wall)
-    const down = await platform(['files', 'download', `bench/upload-${round}.bin`, join(work, 'downloaded.bin'), '--force'], env)
+    const down = await platform(['files', 'download', `bench/upload-${round}.bin`, join(work, 'downloaded.bin'), '--overwrite'], env)
     if (down.json.verified !== 'crc32c') throw new Error(`the download was verified with ${down.json.verified}`)
     rows.download.push(down.json.seconds)
     rows.downloadWall.push(down.wall)

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { HttpError, PlatformClient, UUID_RE, type Auth, type Pipeline, type Run, type ServiceName, type TokenResponse } from './client.js'
 import { CliError, EXIT, loginEnded, notLoggedIn, usageError } from './errors.js'
+import { DEFAULT_FORMAT, type Format } from './format.js'
 import { Output } from './output.js'
 import type { Io } from './prompt.js'
 import { discover } from './discovery.js'
@@ -10,7 +11,11 @@ import { normalizeUrl, urlKey, type CliEnv, type Credentials, type Discovered, t
 export interface GlobalOptions {
   profile?: string
   project?: string
+  format?: Format
+  /** --json: the same as --format json. */
   json?: boolean
+  /** false with --no-color. */
+  color: boolean
 }
 
 /** One invocation of the CLI: its environment, streams and settings, and the exit code the command chose. */
@@ -107,7 +112,11 @@ export class Session {
     readonly cli: Cli,
     readonly globals: GlobalOptions,
   ) {
-    this.out = new Output(Boolean(globals.json), cli.io.stdout, cli.io.stderr, Boolean(cli.io.stdout.isTTY))
+    const terminal = Boolean(cli.io.stdout.isTTY)
+    const format = globals.format ?? (globals.json ? { name: 'json' as const } : DEFAULT_FORMAT)
+    // Colour and fitting are for a person at a terminal: a pipe or a file gets the plain, whole text.
+    const style = { colour: terminal && !cli.env.noColor && globals.color, width: (terminal && cli.io.stdout.columns) || undefined }
+    this.out = new Output(format, cli.io.stdout, cli.io.stderr, terminal, style)
     this.profileName = cli.settings.profileName(globals.profile, cli.env)
   }
 

@@ -22,6 +22,25 @@ export const EXIT = {
 } as const
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
 
+/** What each exit code means: the root's help and the CLI reference print this. */
+export const EXIT_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
+  [EXIT.ok, 'success (runs watch, runs submit --watch: the run succeeded)'],
+  [EXIT.runFailed, 'runs watch, runs submit --watch: the run failed'],
+  [EXIT.runCancelled, 'runs watch, runs submit --watch: the run was cancelled'],
+  [EXIT.usage, 'usage error (bad flags, missing project or address, unconfirmed or declined cancel or delete, an existing local file)'],
+  [
+    EXIT.notLoggedIn,
+    'not logged in, the token is invalid or expired (401), or a login was refused (a wrong password; a browser login refused, cancelled or expired)',
+  ],
+  [EXIT.forbidden, 'permission denied (403)'],
+  [EXIT.notFound, 'not found (404)'],
+  [EXIT.rejected, 'rejected by the service (400, 409): its detail is printed'],
+  [EXIT.unavailable, 'a service is unreachable or failed (5xx)'],
+  [EXIT.internal, 'unexpected error'],
+  [EXIT.checksum, "files upload, files download: the checksum of the bytes transferred differs from the storage's"],
+  [EXIT.interrupted, 'interrupted (Ctrl-C)'],
+]
+
 /** An error the CLI explains itself: the message is printed as is and the process exits with `code`. */
 export class CliError extends Error {
   constructor(

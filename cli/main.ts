@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { Command, CommanderError } from 'commander'
+import { Command, CommanderError, Help, Option } from 'commander'
 import { register as auditEvents } from './commands/audit/events.js'
 import { register as completion } from './commands/completion.js'
 import { register as config } from './commands/config.js'
@@ -23,40 +23,78 @@ import { register as runsWatch } from './commands/runs/watch.js'
 import { register as token } from './commands/token.js'
 import { register as whoami } from './commands/whoami.js'
 import type { Cli } from './context.js'
-import { EXIT, explain } from './errors.js'
+import { EXIT, EXIT_MEANINGS, explain } from './errors.js'
+import { FORMAT_NAMES, parseFormat } from './format.js'
 import { examples } from './help.js'
 import type { Io } from './prompt.js'
 import { cliEnv, SettingsStore } from './settings.js'
 
 const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string }
 
-const EXIT_CODES_HELP = `
-Exit codes:
-  0    success (runs watch, runs submit --watch: the run succeeded)
-  1    runs watch, runs submit --watch: the run failed
-  2    runs watch, runs submit --watch: the run was cancelled
-  3    usage error (bad flags, missing project or address, unconfirmed cancel or delete, an existing local file)
-  4    not logged in, the token is invalid or expired (401), or a login was refused (a wrong password;
-       a browser login refused, cancelled or expired)
-  5    permission denied (403)
-  6    not found (404)
-  7    rejected by the service (400, 409): its detail is printed
-  8    a service is unreachable or failed (5xx)
-  9    unexpected error
-  10   files upload, files download: the checksum of the bytes transferred differs from the storage's
-  130  interrupted (Ctrl-C)
+/** The environment variables the CLI reads: the root's help and the CLI reference print these. */
+export const ENVIRONMENT: ReadonlyArray<[name: string, meaning: string]> = [
+  ['PLATFORM_PROFILE', 'the profile to use (--profile takes precedence)'],
+  ['PLATFORM_PROJECT', "the project to use (--project takes precedence; else the profile's)"],
+  ['PLATFORM_TOKEN', 'a personal access token used instead of the stored credentials (CI)'],
+  ['PLATFORM_CONFIG_DIR', 'where profiles and credentials are kept (default ~/.config/platform)'],
+  ['NO_COLOR', 'set to any value: no colour in the output (https://no-color.org)'],
+]
 
-Environment: PLATFORM_PROFILE, PLATFORM_PROJECT, PLATFORM_TOKEN (a personal access token used instead of
-the stored credentials), PLATFORM_CONFIG_DIR (default ~/.config/platform).`
+const ROOT_HELP = `
+Exit codes:
+${EXIT_MEANINGS.map(([code, meaning]) => `  ${String(code).padEnd(5)}${meaning}`).join('\n')}
+
+Output: --format table (default), json, yaml or csv, optionally with the fields to print:
+  --format 'table(id,status,created)', --format 'csv(name,size)' (dotted paths reach nested fields: actor.email).
+  Colour marks statuses on a terminal; none with NO_COLOR set, --no-color, or when stdout is not a terminal.
+
+Environment:
+${ENVIRONMENT.map(([name, meaning]) => `  ${name.padEnd(21)}${meaning}`).join('\n')}`
+
+/**
+ * `--version` and `-V` print the CLI's version. They are read here, before the command line is
+ * parsed, and only before the first command word: commander would take a root --version anywhere,
+ * and `runs submit <pipeline> --version 1.0.0` names a pipeline's version. Help shows them with the
+ * root's options.
+ */
+const VERSION_OPTION = new Option('-V, --version', 'print the CLI version')
+
+function asksForVersion(program: Command, args: string[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === '--version' || arg === '-V') return true
+    if (arg === '--cli-version') {
+      // The flag's former name, kept working for scripts that use it.
+      program.configureOutput().writeErr?.('warning: --cli-version is deprecated: use --version\n')
+      return true
+    }
+    if (!arg.startsWith('-') || arg === '--') return false
+    const option = program.options.find((o) => o.long === arg || o.short === arg)
+    if (option?.required) i++
+  }
+  return false
+}
 
 export function buildProgram(cli: Cli): Command {
   const program = new Command('platform')
     .description('Command-line client of the pipeline platform: pipelines, runs, files and the audit log through the public HTTP API')
-    .version(version, '-V, --cli-version', 'print the CLI version')
     .option('--profile <name>', 'profile: local, staging, production or your own (default: $PLATFORM_PROFILE, else the current profile, else local)')
     .option('--project <id|slug>', "project (default: $PLATFORM_PROJECT, else the profile's project, else your default project)")
-    .option('--json', 'print the raw JSON of the result')
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .addOption(
+      new Option('--format <format>', `output format: ${FORMAT_NAMES.join(', ')}, optionally with fields: 'table(id,status)' (default: table)`)
+        .argParser(parseFormat)
+        .conflicts('json'),
+    )
+    .option('--json', 'print the raw JSON of the result (the same as --format json)')
+    .option('--no-color', 'no colour, even on a terminal (NO_COLOR set in the environment does the same)')
+    .configureHelp({
+      showGlobalOptions: true,
+      sortSubcommands: false,
+      visibleOptions(command) {
+        const own = Help.prototype.visibleOptions.call(this, command)
+        return command.parent ? own : [VERSION_OPTION, ...own]
+      },
+    })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText(
       'after',
@@ -67,7 +105,7 @@ export function buildProgram(cli: Cli): Command {
         'platform files upload S1_R1.fastq.gz fastq/',
         "platform audit events --action 'run.*' --since 1d",
         'source <(platform completion bash)',
-      ) + EXIT_CODES_HELP,
+      ) + ROOT_HELP,
     )
     .exitOverride()
     .configureOutput({
@@ -137,11 +175,16 @@ export async function main(argv: string[], io: Io = process, env: Record<string,
     exitCode: EXIT.ok,
   }
   try {
-    await buildProgram(cli).parseAsync(argv)
+    const program = buildProgram(cli)
+    if (asksForVersion(program, argv.slice(2))) {
+      io.stdout.write(`${version}\n`)
+      return EXIT.ok
+    }
+    await program.parseAsync(argv)
     return cli.exitCode
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Help and version end with exit code 0; commander has already printed any usage message.
+      // Help ends with exit code 0; commander has already printed any usage message.
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage
     }
     const { message, code } = explain(error, { tokenFromEnvironment: cliEnvironment.token !== undefined })

@@ -1,36 +1,9 @@
-/** What commands print: raw JSON with --json, aligned tables and fields otherwise. Results go to stdout, notes to stderr. */
+/** What commands print, in the --format chosen (see format.ts). Results go to stdout, notes to stderr. */
+import { stringify as yamlStringify } from 'yaml'
+import { paint, render, table, type Column, type Format, type Style } from './format.js'
 
 export interface Writable {
   write(chunk: string): unknown
-}
-
-export interface Column<T> {
-  header: string
-  value: (row: T) => unknown
-}
-
-const EMPTY = '-'
-
-export function cell(value: unknown): string {
-  if (value === undefined || value === null || value === '') return EMPTY
-  if (Array.isArray(value)) return value.length ? value.map(cell).join(', ') : EMPTY
-  if (typeof value === 'object') return JSON.stringify(value)
-  return String(value)
-}
-
-/** Columns padded to their widest cell; the last column is not padded, so lines carry no trailing spaces. */
-export function table<T>(rows: T[], columns: Column<T>[]): string {
-  const cells = [columns.map((c) => c.header), ...rows.map((row) => columns.map((c) => cell(c.value(row))))]
-  const widths = columns.map((_, i) => Math.max(...cells.map((line) => (line[i] ?? '').length)))
-  return cells.map((line) => line.map((text, i) => (i === line.length - 1 ? text : text.padEnd(widths[i] ?? 0))).join('  ')).join('\n')
-}
-
-/** "label  value" lines, labels aligned. */
-export function fields(pairs: Array<[label: string, value: unknown]>): string {
-  const width = Math.max(...pairs.map(([label]) => label.length))
-  // Continuation lines of a multi-line value (an error with its stderr) stay in the value column.
-  const indent = '\n' + ' '.repeat(width + 2)
-  return pairs.map(([label, value]) => `${label.padEnd(width)}  ${cell(value).replace(/\r?\n/g, indent)}`).join('\n')
 }
 
 /** 3725 → "1h 02m 05s", 65 → "1m 05s", 4.2 → "4s". */
@@ -78,26 +51,63 @@ export class Output {
   private statusShown = false
 
   constructor(
-    readonly json: boolean,
+    readonly format: Format,
     private readonly stdout: Writable,
     private readonly stderr: Writable,
     /** stdout is a terminal: a status line can be rewritten in place. */
     private readonly terminal = false,
+    /** Colour and the width to fit: a terminal's, unless NO_COLOR or --no-color says otherwise. */
+    readonly style: Style = { colour: false },
   ) {}
 
-  /** Whether `status` shows anything: on a terminal, and not with --json (a script reads that output). */
+  /** --format json (or --json): results are JSON for a script. */
+  get json(): boolean {
+    return this.format.name === 'json'
+  }
+
+  /** The command's own human view: the default table format, no fields chosen. */
+  get human(): boolean {
+    return this.format.name === 'table' && !this.format.fields
+  }
+
+  /** json or yaml: a stream (`runs watch`) prints documents, not lines of text. */
+  get structured(): boolean {
+    return this.format.name === 'json' || this.format.name === 'yaml'
+  }
+
+  /** The whole result document is printed (json or yaml without fields): a listing's next_page_token is in it. */
+  get whole(): boolean {
+    return (this.format.name === 'json' || this.format.name === 'yaml') && !this.format.fields
+  }
+
+  /** Whether `status` shows anything: on a terminal, and only with the table format (a script reads the others). */
   get live(): boolean {
-    return this.terminal && !this.json
+    return this.terminal && this.format.name === 'table'
   }
 
-  /** The result of a command: `value` as JSON with --json, else `text()`. */
+  /** The result of a command in the chosen format; `text()` is its human view. */
   result(value: unknown, text: () => string) {
-    this.write(this.stdout, (this.json ? JSON.stringify(value, null, 2) : text()) + '\n')
+    this.write(this.stdout, render(value, this.format, text, this.style) + '\n')
   }
 
-  /** One JSON document per line (a stream of events such as `runs watch` changes). */
-  jsonLine(value: unknown) {
-    this.write(this.stdout, JSON.stringify(value) + '\n')
+  /**
+   * One record of a stream (a `runs watch` change): a JSON document per line, a YAML document
+   * after `---`, else `text` (field selection applies to listings, not to streams).
+   */
+  record(value: unknown, text: string) {
+    if (this.format.name === 'json') this.write(this.stdout, JSON.stringify(value) + '\n')
+    else if (this.format.name === 'yaml') this.write(this.stdout, `---\n${yamlStringify(value)}`)
+    else this.line(text)
+  }
+
+  /** A table in this output's style: statuses coloured, fitted to the terminal's width. */
+  table<T>(rows: T[], columns: Column<T>[]): string {
+    return table(rows, columns, this.style)
+  }
+
+  /** A status word in its colour, when this output has colour. */
+  paint(text: string): string {
+    return paint(this.style, text)
   }
 
   line(text: string) {

@@ -1,17 +1,22 @@
 import { createInterface } from 'node:readline'
 import { Writable } from 'node:stream'
-import { CliError, EXIT } from './errors.js'
+import { CliError, EXIT, usageError } from './errors.js'
 
 /** The CLI's streams: the process's own, or in tests streams that say whether they are a terminal. */
 export interface Io {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean }
-  stdout: NodeJS.WritableStream & { isTTY?: boolean }
+  /** `columns`: the terminal's width, when it is one. */
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }
   stderr: NodeJS.WritableStream & { isTTY?: boolean }
 }
 
 export const isInteractive = (io: Io) => Boolean(io.stdin.isTTY)
 
-/** Asks one question on the terminal. Prompts go to stderr so that stdout holds only results. */
+/**
+ * Asks one question on the terminal. Prompts go to stderr so that stdout holds only results.
+ * Ctrl-C (the terminal is in raw mode while asking, so it arrives as a key, not as a signal) ends
+ * the command with exit code 130; the end of the input (Ctrl-D) with 3: there is no answer.
+ */
 function ask(io: Io, question: string, hidden: boolean): Promise<string> {
   let muted = false
   const output = new Writable({
@@ -22,17 +27,19 @@ function ask(io: Io, question: string, hidden: boolean): Promise<string> {
   })
   const rl = createInterface({ input: io.stdin, output, terminal: true })
   return new Promise<string>((resolve, reject) => {
-    let answered = false
+    // Set before rl.close(), whose 'close' event fires at once: it must not take an answer or a Ctrl-C for the end of the input.
+    let settled = false
     rl.on('SIGINT', () => {
+      settled = true
       rl.close()
       io.stderr.write('\n')
       reject(new CliError('interrupted', EXIT.interrupted))
     })
     rl.on('close', () => {
-      if (!answered) reject(new CliError('no answer (end of input)', EXIT.usage))
+      if (!settled) reject(new CliError('no answer (end of input)', EXIT.usage))
     })
     rl.question(question, (answer) => {
-      answered = true
+      settled = true
       rl.close()
       if (hidden) io.stderr.write('\n')
       resolve(answer)
@@ -45,10 +52,28 @@ function ask(io: Io, question: string, hidden: boolean): Promise<string> {
 export const askLine = (io: Io, question: string) => ask(io, question, false)
 export const askSecret = (io: Io, question: string) => ask(io, question, true)
 
-/** "[y/N]": only an explicit yes confirms. */
-export async function confirm(io: Io, question: string): Promise<boolean> {
-  const answer = await askLine(io, `${question} [y/N] `)
-  return /^(y|yes)$/i.test(answer.trim())
+/** What a command that changes something for good (a cancel, a delete) asks first. */
+export interface Confirmation {
+  /** --yes was given: nothing is asked. */
+  yes?: boolean
+  /** "Cancel run hello-local-…?": shown with " [y/N] " on the terminal. */
+  question: string
+  /** Why nothing is asked without a terminal: "refusing to cancel run … without confirmation". */
+  refusal: string
+  /** What a declined confirmation says: "run … was not cancelled". */
+  declined: string
+}
+
+/**
+ * Asks "[y/N]" unless --yes was given: only an explicit yes goes on. Without a terminal to ask on
+ * (a script) and without --yes, and when the answer is anything but yes, the command ends with
+ * exit code 3, so that a script never mistakes a declined change for a done one; Ctrl-C with 130.
+ */
+export async function confirmOrStop(io: Io, confirmation: Confirmation): Promise<void> {
+  if (confirmation.yes) return
+  if (!isInteractive(io)) throw usageError(`${confirmation.refusal}: stdin is not a terminal; pass --yes`)
+  const answer = await askLine(io, `${confirmation.question} [y/N] `)
+  if (!/^(y|yes)$/i.test(answer.trim())) throw usageError(confirmation.declined)
 }
 
 /** All of stdin, without the final line break (for --token-stdin, --password-stdin, --params-file -). */

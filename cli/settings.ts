@@ -20,6 +20,8 @@ export interface CliEnv {
   token?: string
   /** PLATFORM_PROJECT */
   project?: string
+  /** NO_COLOR is set, to any value (https://no-color.org): no colour in the output. */
+  noColor: boolean
 }
 
 export function cliEnv(env: Record<string, string | undefined>): CliEnv {
@@ -29,6 +31,7 @@ export function cliEnv(env: Record<string, string | undefined>): CliEnv {
     profile: env.PLATFORM_PROFILE || undefined,
     token: env.PLATFORM_TOKEN || undefined,
     project: env.PLATFORM_PROJECT || undefined,
+    noColor: env.NO_COLOR !== undefined,
   }
 }
 

@@ -1,5 +1,5 @@
-import type { Column } from './output.js'
-import { fields, formatDuration, formatTime, table } from './output.js'
+import { fields, paint, PLAIN, table, type Column, type Style } from './format.js'
+import { formatDuration, formatTime } from './output.js'
 import type { Pipeline, PipelineInput, Run } from './client.js'
 
 /** Duration of a run: the service's, or for a running run the time since it started. */
@@ -12,11 +12,11 @@ export function runDuration(run: Run, now = Date.now()): string | undefined {
   return undefined
 }
 
-export function runDetails(run: Run): string {
+export function runDetails(run: Run, style: Style = PLAIN): string {
   const pairs: Array<[string, unknown]> = [
     ['id', run.id],
     ['name', run.name],
-    ['status', run.status],
+    ['status', paint(style, run.status)],
     ['pipeline', run.pipeline_slug ? `${run.pipeline_slug} ${run.pipeline_version ?? ''} (${run.pipeline_id})` : run.pipeline_id],
     ['order', run.order_id],
     ['profile', run.profile],
@@ -37,8 +37,8 @@ export function runDetails(run: Run): string {
 
 export const runColumns: Column<Run>[] = [
   { header: 'ID', value: (r) => r.id },
-  { header: 'NAME', value: (r) => r.name },
-  { header: 'STATUS', value: (r) => r.status },
+  { header: 'NAME', value: (r) => r.name, fit: true },
+  { header: 'STATUS', value: (r) => r.status, status: true },
   { header: 'CREATED', value: (r) => formatTime(r.created) },
   { header: 'DURATION', value: (r) => runDuration(r) },
   { header: 'ORDER', value: (r) => r.order_id },
@@ -48,8 +48,8 @@ export const pipelineColumns: Column<Pipeline>[] = [
   { header: 'SLUG', value: (p) => p.slug },
   { header: 'VERSION', value: (p) => p.version },
   { header: 'TYPE', value: (p) => p.type },
-  { header: 'TAGS', value: (p) => p.tags },
-  { header: 'NAME', value: (p) => p.name },
+  { header: 'TAGS', value: (p) => p.tags, fit: true },
+  { header: 'NAME', value: (p) => p.name, fit: true },
 ]
 
 /** "string", "array<storage_path>[2]", "array<file>[1..]" */
@@ -64,10 +64,10 @@ const inputColumns: Column<PipelineInput>[] = [
   { header: 'NAME', value: (i) => i.name },
   { header: 'TYPE', value: inputType },
   { header: 'REQUIRED', value: (i) => (i.required ? 'yes' : 'no') },
-  { header: 'DESCRIPTION', value: (i) => i.description },
+  { header: 'DESCRIPTION', value: (i) => i.description, fit: true },
 ]
 
-export function pipelineDetails(pipeline: Pipeline, versions?: string[]): string {
+export function pipelineDetails(pipeline: Pipeline, versions?: string[], style: Style = PLAIN): string {
   const pairs: Array<[string, unknown]> = [
     ['slug', pipeline.slug],
     ['name', pipeline.name],
@@ -85,7 +85,7 @@ export function pipelineDetails(pipeline: Pipeline, versions?: string[]): string
       ? 'none declared: any params are passed to the pipeline as given'
       : 'none'
     : pipeline.additional_params
-      ? `${table(inputs, inputColumns)}\nOther params are passed to the pipeline as given.`
-      : table(inputs, inputColumns)
+      ? `${table(inputs, inputColumns, style)}\nOther params are passed to the pipeline as given.`
+      : table(inputs, inputColumns, style)
   return `${fields(pairs)}\n\nINPUTS\n${section}`
 }

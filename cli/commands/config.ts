@@ -1,6 +1,5 @@
 import { Argument, type Command } from 'commander'
 import { action, type Cli } from '../context.js'
-import { table } from '../output.js'
 import { examples } from '../help.js'
 import type { Session } from '../context.js'
 import { SERVICES, type ServiceName } from '../api/services.js'
@@ -90,7 +89,7 @@ export function register(program: Command, cli: Cli) {
       action(cli, async (session, command) => {
         const [key] = command.processedArgs as [SettingKey]
         const value = await effective(session, key)
-        if (session.out.json) session.out.result({ profile: session.profile.name, [key]: value ?? null }, () => '')
+        if (!session.out.human) session.out.result({ profile: session.profile.name, [key]: value ?? null }, () => '')
         else if (value !== undefined) session.out.line(value)
       }),
     )
@@ -137,7 +136,7 @@ export function register(program: Command, cli: Cli) {
           }
         })
         session.out.result({ config_dir: cli.settings.dir, current_profile: current, in_use: session.profile.name, profiles }, () =>
-          table(profiles, [
+          session.out.table(profiles, [
             { header: '', value: (p) => (p.name === session.profile.name ? '*' : ' ') },
             { header: 'PROFILE', value: (p) => p.name },
             { header: 'URL', value: (p) => p.url ?? p.admin_url },

@@ -5,7 +5,7 @@ import { deviceLoginInstructions, waitForDeviceLogin } from '../device-login.js'
 import { CliError, EXIT, usageError } from '../errors.js'
 import { interruptible } from '../files.js'
 import { examples } from '../help.js'
-import { fields } from '../output.js'
+import { fields } from '../format.js'
 import { askLine, askSecret, isInteractive, readStdin } from '../prompt.js'
 import type { Credentials } from '../settings.js'
 

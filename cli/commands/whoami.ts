@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { action, type Cli } from '../context.js'
 import { examples } from '../help.js'
-import { fields, table } from '../output.js'
+import { fields } from '../format.js'
 
 export function register(program: Command, cli: Cli) {
   program
@@ -28,10 +28,10 @@ export function register(program: Command, cli: Cli) {
             ['admin service', adminUrl],
           ])
           if (!roles.length) return text
-          const rows = table(roles, [
+          const rows = session.out.table(roles, [
             { header: 'PROJECT', value: (r) => r.id },
-            { header: 'NAME', value: (r) => r.project },
-            { header: 'ROLES', value: (r) => r.roles },
+            { header: 'NAME', value: (r) => r.project, fit: true },
+            { header: 'ROLES', value: (r) => r.roles, fit: true },
           ])
           return `${text}\n\n${rows}`
         })

@@ -259,9 +259,12 @@ export function runCli(args: string[], opts: CliOptions): Promise<CliResult> {
  * The CLI on a terminal: `script` (util-linux) gives it a pseudo-terminal as stdin and stdout, as a
  * user's shell would. What the test writes to `script`'s stdin is what the user types.
  */
-export function startCliOnTerminal(args: string[], opts: CliOptions): RunningCli & { type(text: string): void } {
+export function startCliOnTerminal(
+  args: string[],
+  opts: CliOptions & { /** The terminal's width (stty cols), when the test needs one. */ columns?: number },
+): RunningCli & { type(text: string): void } {
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
-  const command = [process.execPath, BIN, ...args].map(quote).join(' ')
+  const command = (opts.columns ? `stty cols ${opts.columns} && ` : '') + [process.execPath, BIN, ...args].map(quote).join(' ')
   const child = spawn('script', ['-qefc', command, '/dev/null'], { cwd: repoRoot, env: cliEnvironment(opts), stdio: ['pipe', 'pipe', 'pipe'] })
   let output = ''
   const waiters: Array<() => void> = []

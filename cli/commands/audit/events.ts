@@ -3,7 +3,8 @@ import { AUDIT_OUTCOMES, type AuditEvent, type AuditFilters, type AuditOutcome, 
 import { action, type Cli } from '../../context.js'
 import { usageError } from '../../errors.js'
 import { examples } from '../../help.js'
-import { formatTime, table, type Column } from '../../output.js'
+import type { Column } from '../../format.js'
+import { formatTime } from '../../output.js'
 import { nextCommand, pagingOptions, type PagingOptions } from '../../paging.js'
 
 interface EventsOptions extends PagingOptions {
@@ -39,9 +40,9 @@ export function instant(value: string): string {
 const eventColumns: Column<AuditEvent>[] = [
   { header: 'TIME', value: (e) => formatTime(e.occurred_at) },
   { header: 'ACTION', value: (e) => e.action },
-  { header: 'OUTCOME', value: (e) => e.outcome },
-  { header: 'ACTOR', value: (e) => e.actor.email ?? (e.actor.type === 'system' ? 'system' : e.actor.id) },
-  { header: 'ENTITY', value: (e) => `${e.entity.type}:${e.entity.id}` },
+  { header: 'OUTCOME', value: (e) => e.outcome, status: true },
+  { header: 'ACTOR', value: (e) => e.actor.email ?? (e.actor.type === 'system' ? 'system' : e.actor.id), fit: true },
+  { header: 'ENTITY', value: (e) => `${e.entity.type}:${e.entity.id}`, fit: true },
   { header: 'REQUEST ID', value: (e) => e.request?.id },
 ]
 
@@ -105,9 +106,9 @@ export function register(audit: Command, cli: Cli) {
         const page = await client.listEvents(scope, filters, { limit: opts.all ? undefined : opts.limit, pageToken: opts.pageToken })
         const next = page.nextPageToken
         session.out.result({ items: page.items, next_page_token: next ?? null }, () =>
-          page.items.length ? table(page.items, eventColumns) : 'No events.',
+          page.items.length ? session.out.table(page.items, eventColumns) : 'No events.',
         )
-        if (next && !session.out.json) session.out.note(`More events exist: ${nextEvents(opts, filters, next)}  (or --all for every event)`)
+        if (next && !session.out.whole) session.out.note(`More events exist: ${nextEvents(opts, filters, next)}  (or --all for every event)`)
       }),
     )
 }

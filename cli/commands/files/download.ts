@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import type { Command } from 'commander'
+import { Option, type Command } from 'commander'
 import { action, type Cli } from '../../context.js'
 import { CliError, EXIT, usageError } from '../../errors.js'
 import { interruptible, remoteBasename } from '../../files.js'
@@ -25,23 +25,27 @@ export function register(files: Command, cli: Cli) {
     )
     .argument('<remote>', "the file's path in the project's bucket, or gs://<bucket>/…")
     .argument('[local]', "where to write it: a file, or an existing folder (default: the file's name in the current folder)")
-    .option('--force', 'replace an existing local file (default: refuse, exit 3)')
+    .option('--overwrite', 'replace an existing local file (default: refuse, exit 3)')
+    .addOption(new Option('--force', 'the former name of --overwrite').hideHelp())
     .addHelpText(
       'after',
       examples(
         'platform files download fastq/S-DEMO-PROBAND_R1.fastq.gz',
-        'platform files download gs://demo-lab-demo/runs/<run id>/hello.txt ./results/ --force',
+        'platform files download gs://demo-lab-demo/runs/<run id>/hello.txt ./results/ --overwrite',
         'platform files download fastq/S-DEMO-PROBAND_R1.fastq.gz reads.fq.gz --json',
       ),
     )
     .action(
       action(cli, async (session, command) => {
         const [remote, local] = command.processedArgs as [string, string | undefined]
-        const { force } = command.opts<{ force?: boolean }>()
+        const opts = command.opts<{ overwrite?: boolean; force?: boolean }>()
+        // --force was this command's name for what upload, cp and mv call --overwrite: it still works, with a warning.
+        if (opts.force) session.out.note('warning: --force is deprecated: use --overwrite')
+        const overwrite = Boolean(opts.overwrite || opts.force)
         const name = remoteBasename(remote)
         const dest = local === undefined ? name : local.endsWith('/') || isDirectory(local) ? join(local, name) : local
         if (isDirectory(dest)) throw usageError(`${dest} is a folder`)
-        if (!force && existsSync(dest)) throw usageError(`${dest} exists: pass --force to replace it`)
+        if (!overwrite && existsSync(dest)) throw usageError(`${dest} exists: pass --overwrite to replace it`)
         const client = session.client()
         const project = await session.projectId(client)
         const entry = await client.statFile(project, remote)
@@ -51,7 +55,7 @@ export function register(files: Command, cli: Cli) {
         let got
         try {
           got = await interruptible(`download of ${entry.uri} interrupted: ${dest} was not written`, (signal) =>
-            downloadFile(signed, dest, { overwrite: force, onProgress: progress.update, signal }),
+            downloadFile(signed, dest, { overwrite, onProgress: progress.update, signal }),
           ).finally(() => progress.done())
         } catch (error) {
           if (error instanceof ChecksumMismatchError) {
@@ -61,7 +65,7 @@ export function register(files: Command, cli: Cli) {
             )
           }
           if ((error as NodeJS.ErrnoException).code === 'EEXIST')
-            throw usageError(`${dest} appeared during the download and was kept: pass --force to replace it`)
+            throw usageError(`${dest} appeared during the download and was kept: pass --overwrite to replace it`)
           throw error
         }
         const seconds = progress.seconds

@@ -2,16 +2,17 @@ import type { Command } from 'commander'
 import type { FileEntry } from '../../client.js'
 import { action, type Cli } from '../../context.js'
 import { examples } from '../../help.js'
-import { formatBytes, formatTime, table, type Column } from '../../output.js'
+import type { Column } from '../../format.js'
+import { formatBytes, formatTime } from '../../output.js'
 import { nextCommand, pagingOptions, type PagingOptions } from '../../paging.js'
 
 const DEFAULT_LIMIT = 100
 
 export const fileColumns: Column<FileEntry>[] = [
-  { header: 'NAME', value: (f) => f.name },
+  { header: 'NAME', value: (f) => f.name, fit: true },
   { header: 'SIZE', value: (f) => (f.kind === 'folder' ? undefined : formatBytes(f.size)) },
   { header: 'UPDATED', value: (f) => formatTime(f.updated) },
-  { header: 'TYPE', value: (f) => (f.kind === 'folder' ? 'folder' : f.content_type) },
+  { header: 'TYPE', value: (f) => (f.kind === 'folder' ? 'folder' : f.content_type), fit: true },
 ]
 
 export function register(files: Command, cli: Cli) {
@@ -38,9 +39,9 @@ export function register(files: Command, cli: Cli) {
         const page = await client.listFiles(project, path, { limit: opts.all ? undefined : opts.limit, pageToken: opts.pageToken })
         const next = page.nextPageToken
         session.out.result({ items: page.items, next_page_token: next ?? null }, () =>
-          page.items.length ? table(page.items, fileColumns) : `No files under ${path || 'the top of the bucket'}.`,
+          page.items.length ? session.out.table(page.items, fileColumns) : `No files under ${path || 'the top of the bucket'}.`,
         )
-        if (next && !session.out.json) {
+        if (next && !session.out.whole) {
           const words = ['files', 'ls', ...(path ? [path] : [])]
           session.out.note(`More entries exist: ${nextCommand(words, opts, DEFAULT_LIMIT, next)}  (or --all for every entry)`)
         }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander'
 import { action, type Cli } from '../../context.js'
-import { CliError, EXIT, usageError } from '../../errors.js'
+import { CliError, EXIT } from '../../errors.js'
 import { remoteBasename } from '../../files.js'
 import { examples } from '../../help.js'
-import { confirm, isInteractive } from '../../prompt.js'
+import { confirmOrStop } from '../../prompt.js'
 
 export function register(files: Command, cli: Cli) {
   files
@@ -21,13 +21,12 @@ export function register(files: Command, cli: Cli) {
         const project = await session.projectId(client)
         const file = await client.statFile(project, path)
         if (!file) throw new CliError(`not found: no file ${path} in the project's bucket (platform files ls shows them)`, EXIT.notFound)
-        if (!yes) {
-          if (!isInteractive(cli.io)) throw usageError(`refusing to delete ${file.uri} without confirmation: stdin is not a terminal; pass --yes`)
-          if (!(await confirm(cli.io, `Delete ${file.uri}?`))) {
-            session.out.note(`${file.uri} was not deleted.`)
-            return EXIT.ok
-          }
-        }
+        await confirmOrStop(cli.io, {
+          yes,
+          question: `Delete ${file.uri}?`,
+          refusal: `refusing to delete ${file.uri} without confirmation`,
+          declined: `${file.uri} was not deleted`,
+        })
         await client.deleteFile(project, file.path)
         session.out.result({ ...file, deleted: true }, () => `Deleted ${file.uri}.`)
       }),

@@ -3,7 +3,6 @@ import { pipelineTypeValues } from '../../api/compute.js'
 import type { Pipeline } from '../../client.js'
 import { action, type Cli } from '../../context.js'
 import { examples } from '../../help.js'
-import { table } from '../../output.js'
 import { pipelineColumns } from '../../views.js'
 
 interface ListOptions {
@@ -31,7 +30,7 @@ export function register(pipelines: Command, cli: Cli) {
         // The service lists each slug's versions highest first, so the first seen is the latest.
         const seen = new Set<string>()
         const list = opts.allVersions ? all : all.filter((p) => !seen.has(p.slug) && seen.add(p.slug))
-        session.out.result(list, () => (list.length ? table(list, pipelineColumns) : 'No pipelines.'))
+        session.out.result(list, () => (list.length ? session.out.table(list, pipelineColumns) : 'No pipelines.'))
       }),
     )
 }

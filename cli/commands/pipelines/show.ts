@@ -19,7 +19,7 @@ export function register(pipelines: Command, cli: Cli) {
         const project = await session.projectId(client)
         const pipeline = await session.pipeline(client, project, ref, version)
         const versions = UUID_RE.test(ref) ? undefined : (await client.pipelineVersions(project, pipeline.slug)).map((p) => p.version)
-        session.out.result(pipeline, () => pipelineDetails(pipeline, versions))
+        session.out.result(pipeline, () => pipelineDetails(pipeline, versions, session.out.style))
       }),
     )
 }

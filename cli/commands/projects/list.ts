@@ -1,7 +1,6 @@
 import type { Command } from 'commander'
 import { action, type Cli } from '../../context.js'
 import { examples } from '../../help.js'
-import { table } from '../../output.js'
 
 export function register(projects: Command, cli: Cli) {
   projects
@@ -13,11 +12,11 @@ export function register(projects: Command, cli: Cli) {
         const list = await session.client().projects()
         session.out.result(list, () =>
           list.length
-            ? table(list, [
+            ? session.out.table(list, [
                 { header: 'ID', value: (p) => p.id },
                 { header: 'SLUG', value: (p) => p.slug },
-                { header: 'NAME', value: (p) => p.name },
-                { header: 'ORGANIZATION', value: (p) => p.org_name },
+                { header: 'NAME', value: (p) => p.name, fit: true },
+                { header: 'ORGANIZATION', value: (p) => p.org_name, fit: true },
                 { header: 'BUCKET', value: (p) => p.bucket_name },
               ])
             : 'No projects.',

@@ -1,8 +1,7 @@
 import type { Command } from 'commander'
 import { action, type Cli } from '../../context.js'
 import { examples } from '../../help.js'
-import { EXIT, usageError } from '../../errors.js'
-import { confirm, isInteractive } from '../../prompt.js'
+import { confirmOrStop } from '../../prompt.js'
 
 export function register(runs: Command, cli: Cli) {
   runs
@@ -21,13 +20,12 @@ export function register(runs: Command, cli: Cli) {
         const client = session.client()
         const project = await session.projectId(client)
         const run = await session.run(client, project, ref)
-        if (!yes) {
-          if (!isInteractive(cli.io)) throw usageError(`refusing to cancel run ${run.name} without confirmation: stdin is not a terminal; pass --yes`)
-          if (!(await confirm(cli.io, `Cancel run ${run.name}?`))) {
-            session.out.note(`Run ${run.name} was not cancelled.`)
-            return EXIT.ok
-          }
-        }
+        await confirmOrStop(cli.io, {
+          yes,
+          question: `Cancel run ${run.name}?`,
+          refusal: `refusing to cancel run ${run.name} without confirmation`,
+          declined: `run ${run.name} was not cancelled`,
+        })
         const cancelled = await client.cancelRun(project, run.id)
         session.out.result(cancelled, () => `Cancelled run ${cancelled.name} (${cancelled.id}).`)
       }),

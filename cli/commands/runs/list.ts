@@ -2,7 +2,6 @@ import { Option, type Command } from 'commander'
 import { RUN_STATUSES, type RunStatus } from '../../client.js'
 import { action, type Cli } from '../../context.js'
 import { examples } from '../../help.js'
-import { table } from '../../output.js'
 import { nextCommand, pagingOptions, type PagingOptions } from '../../paging.js'
 import { runColumns } from '../../views.js'
 
@@ -47,9 +46,9 @@ export function register(runs: Command, cli: Cli) {
         )
         const next = page.nextPageToken
         session.out.result({ items: page.items, next_page_token: next ?? null }, () =>
-          page.items.length ? table(page.items, runColumns) : 'No runs.',
+          page.items.length ? session.out.table(page.items, runColumns) : 'No runs.',
         )
-        if (next && !session.out.json) session.out.note(`More runs exist: ${nextRuns(opts, next)}  (or --all for every run)`)
+        if (next && !session.out.whole) session.out.note(`More runs exist: ${nextRuns(opts, next)}  (or --all for every run)`)
       }),
     )
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { action, type Cli } from '../../context.js'
 import { examples } from '../../help.js'
-import { formatTime, table } from '../../output.js'
+import { formatTime } from '../../output.js'
 
 export function register(runs: Command, cli: Cli) {
   runs
@@ -18,11 +18,11 @@ export function register(runs: Command, cli: Cli) {
         const files = await client.runOutputs(project, id)
         session.out.result(files, () =>
           files.length
-            ? table(files, [
-                { header: 'NAME', value: (f) => f.name },
+            ? session.out.table(files, [
+                { header: 'NAME', value: (f) => f.name, fit: true },
                 { header: 'SIZE', value: (f) => f.size },
                 { header: 'UPDATED', value: (f) => formatTime(f.updated) },
-                { header: 'URI', value: (f) => f.uri },
+                { header: 'URI', value: (f) => f.uri, fit: true },
               ])
             : 'No output files.',
         )

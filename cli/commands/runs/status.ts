@@ -17,7 +17,7 @@ export function register(runs: Command, cli: Cli) {
         const [ref] = command.processedArgs as [string]
         const client = session.client()
         const run = await session.run(client, await session.projectId(client), ref)
-        session.out.result(run, () => runDetails(run))
+        session.out.result(run, () => runDetails(run, session.out.style))
       }),
     )
 }

@@ -5,7 +5,7 @@ import type { SubmitRun } from '../../client.js'
 import { action, type Cli } from '../../context.js'
 import { usageError } from '../../errors.js'
 import { examples } from '../../help.js'
-import { fields } from '../../output.js'
+import { fields } from '../../format.js'
 import { paramsFromFlags, parseParamsFile } from '../../params.js'
 import { readStdin } from '../../prompt.js'
 import { DEFAULT_INTERVAL_S, interval, watchRun } from './watch.js'
@@ -73,18 +73,18 @@ export function register(runs: Command, cli: Cli) {
         }
         // One key for this submission: the client's retries after a lost answer then return the same run.
         const run = await client.submitRun(project, body, opts.idempotencyKey ?? randomUUID())
-        // With --watch --json the output is the watch's alone, as runs watch --json prints it: one JSON document per status change.
-        if (opts.watch && session.out.json) return watchRun(session, run.id, opts.interval)
+        // With --watch and json or yaml the output is the watch's alone, as runs watch prints it: one document per status change.
+        if (opts.watch && session.out.structured) return watchRun(session, run.id, opts.interval)
         session.out.result(run, () =>
           fields([
             ['id', run.id],
             ['name', run.name],
-            ['status', run.status],
+            ['status', session.out.paint(run.status)],
             ['pipeline', `${pipeline.slug} ${pipeline.version}`],
           ]),
         )
         if (opts.watch) return watchRun(session, run.id, opts.interval)
-        if (!session.out.json) session.out.note(`Follow it with: platform runs watch ${run.id}`)
+        if (session.out.human) session.out.note(`Follow it with: platform runs watch ${run.id}`)
       }),
     )
 }

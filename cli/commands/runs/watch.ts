@@ -25,7 +25,7 @@ export function interval(value: string): number {
   return n
 }
 
-function describe(run: Run): string {
+function describe(run: Run, session: Session): string {
   const extra =
     run.status === 'succeeded'
       ? [runDuration(run) && `after ${runDuration(run)}`, run.output && `output ${run.output}`]
@@ -34,7 +34,7 @@ function describe(run: Run): string {
         : run.status === 'queued'
           ? [run.status_reason && `waiting for: ${run.status_reason}`]
           : []
-  return [formatTime(new Date().toISOString()), run.name, run.status, ...extra.filter(Boolean)].join('  ')
+  return [formatTime(new Date().toISOString()), run.name, session.out.paint(run.status), ...extra.filter(Boolean)].join('  ')
 }
 
 /** "hello-local-20261122T171710Z  running for 1m 05s": how long the run has been in its current state. */
@@ -77,8 +77,7 @@ async function follow(session: Session, ref: string, seconds: number, signal: Ab
     if (!last) session.out.note(`Watching run ${run.name} (${run.id}) every ${seconds}s; Ctrl-C stops watching, not the run.`)
     if (run.status !== last?.status) {
       since = Date.now()
-      if (session.out.json) session.out.jsonLine(run)
-      else session.out.line(describe(run))
+      session.out.record(run, describe(run, session))
     }
     last = run
     if (TERMINAL_STATUSES.has(run.status)) return EXIT_FOR[run.status as keyof typeof EXIT_FOR]

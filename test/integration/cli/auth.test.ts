@@ -115,6 +115,46 @@ describe('platform login, whoami, logout and profiles', async () => {
     }
   })
 
+  describe('Ctrl-C at a prompt ends the login with exit code 130 and stores nothing (the binary on a terminal, under script)', () => {
+    it('at the password prompt', async () => {
+      const home = await configHome(platform)
+      const cli = startCliOnTerminal(['login', '--email', user.email], { configDir: home })
+      await cli.waitFor('Password: ')
+      cli.type('half-typed\x03')
+      const done = await cli.exited
+      expect(done.code, done.stdout).toBe(130)
+      expect(done.stdout).toContain('platform: interrupted')
+      expect(done.stdout).not.toContain('half-typed')
+      expect(new SettingsStore(home).credentials('local')).toBeUndefined()
+    })
+
+    it('at the e-mail prompt', async () => {
+      const passwordOnly = await startLoginStack({}, { deviceFlow: false })
+      try {
+        const home = await configHome({ adminUrl: passwordOnly.adminUrl, computeUrl: platform.computeUrl })
+        const cli = startCliOnTerminal(['login'], { configDir: home })
+        await cli.waitFor('E-mail: ')
+        cli.type('\x03')
+        const done = await cli.exited
+        expect(done.code, done.stdout).toBe(130)
+        expect(done.stdout).toContain('platform: interrupted')
+        expect(new SettingsStore(home).credentials('local')).toBeUndefined()
+      } finally {
+        await passwordOnly.stop()
+      }
+    })
+  })
+
+  it('ends a prompt whose input ends (Ctrl-D) with exit code 3: no answer', async () => {
+    const home = await configHome(platform)
+    const cli = startCliOnTerminal(['login', '--email', user.email], { configDir: home })
+    await cli.waitFor('Password: ')
+    cli.type('\x04')
+    const done = await cli.exited
+    expect(done.code, done.stdout).toBe(3)
+    expect(done.stdout).toContain('platform: no answer (end of input)')
+  })
+
   it('refuses a password login without --password-stdin when stdin is not a terminal', async () => {
     const home = await configHome(platform)
     const login = await runMain(['login', '--email', user.email], { configDir: home })

@@ -138,13 +138,19 @@ describe('platform files', async () => {
       expect(await readFile(bucketFile('notes/appeared.txt'), 'utf8')).toBe('there first\n')
     })
 
-    it('refuses to replace a local file without --force (exit 3), writes into a folder, replaces with --force', async () => {
+    it('refuses to replace a local file without --overwrite (exit 3), writes into a folder, replaces with --overwrite', async () => {
       const dest = await local('exists.txt', 'mine')
       const refused = await cli(['files', 'download', 'notes/again.txt', dest])
       expect(refused.code).toBe(3)
-      expect(refused.stderr).toContain(`${dest} exists: pass --force to replace it`)
+      expect(refused.stderr).toContain(`${dest} exists: pass --overwrite to replace it`)
       expect(await readFile(dest, 'utf8')).toBe('mine')
-      expect((await cli(['files', 'download', 'notes/again.txt', dest, '--force'])).code).toBe(0)
+      expect((await cli(['files', 'download', 'notes/again.txt', dest, '--overwrite'])).code).toBe(0)
+      expect(await readFile(dest, 'utf8')).toBe('second version\n')
+      // --force, the flag's former name, still replaces, and says once that it is deprecated.
+      await writeFile(dest, 'mine again')
+      const forced = await cli(['files', 'download', 'notes/again.txt', dest, '--force'])
+      expect(forced.code).toBe(0)
+      expect(forced.stderr.match(/warning: --force is deprecated: use --overwrite/g)).toHaveLength(1)
       expect(await readFile(dest, 'utf8')).toBe('second version\n')
 
       const folder = join(work, 'into')
@@ -318,14 +324,14 @@ describe('platform files', async () => {
       expect((await cli(['files', 'rm', 'rm/a.txt', '--yes'])).code).toBe(6)
     })
 
-    it('asks "Delete <file>? [y/N]" on a terminal and deletes only on yes', async () => {
+    it('asks "Delete <file>? [y/N]" on a terminal and deletes only on yes; a declined confirmation exits 3', async () => {
       await files.storage.write(bucket, 'rm/b.txt', 'b')
       const no = startMain(['files', 'rm', 'rm/b.txt'], { configDir: home, tty: { stdin: true, stdout: true } })
       await no.waitFor(`Delete gs://${bucket}/rm/b.txt? [y/N] `)
       no.type('n\n')
       const kept = await no.exited
-      expect(kept.code).toBe(0)
-      expect(kept.stderr).toContain(`gs://${bucket}/rm/b.txt was not deleted.`)
+      expect(kept.code).toBe(3)
+      expect(kept.stderr).toContain(`platform: gs://${bucket}/rm/b.txt was not deleted`)
       expect(existsSync(bucketFile('rm/b.txt'))).toBe(true)
 
       const yes = startMain(['files', 'rm', 'rm/b.txt'], { configDir: home, tty: { stdin: true, stdout: true } })

@@ -8,7 +8,7 @@ import { CLEAR_LINE } from '../../../cli/output.js'
 import { SettingsStore } from '../../../cli/settings.js'
 import { newId } from '../../../lib/ids.js'
 import { grant } from '../../../domain/tenancy/seed.js'
-import { configHome, parseJson, runCli, runMain, startCli, startMain, startPlatform } from '../../support/cli.js'
+import { configHome, parseJson, runCli, runMain, startCli, startCliOnTerminal, startMain, startPlatform } from '../../support/cli.js'
 import { makeOrder } from '../../support/clinical.js'
 
 /** `runs list --json`: the page of runs and the token of the next one. */
@@ -314,12 +314,14 @@ describe('platform pipelines and runs', async () => {
       expect(parseJson<Run>(await cli(['runs', 'status', run.id, '--json'])).status).toBe('queued')
     })
 
-    it('asks "Cancel run <name>? [y/N]" on a terminal and cancels only on yes', async () => {
+    it('asks "Cancel run <name>? [y/N]" on a terminal and cancels only on yes; any other answer declines, exit code 3', async () => {
       const run = await submitHello()
       const no = startMain(['runs', 'cancel', run.id], { configDir: home, tty: { stdin: true, stdout: true } })
       await no.waitFor(`Cancel run ${run.name}? [y/N] `)
       no.type('\r')
-      expect((await no.exited).stderr).toContain(`Run ${run.name} was not cancelled.`)
+      const declined = await no.exited
+      expect(declined.code).toBe(3)
+      expect(declined.stderr).toContain(`platform: run ${run.name} was not cancelled`)
       expect(parseJson<Run>(await cli(['runs', 'status', run.id, '--json'])).status).toBe('queued')
 
       const yes = startMain(['runs', 'cancel', run.id], { configDir: home, tty: { stdin: true, stdout: true } })
@@ -328,6 +330,27 @@ describe('platform pipelines and runs', async () => {
       const done = await yes.exited
       expect(done.code).toBe(0)
       expect(done.stdout).toContain(`Cancelled run ${run.name}`)
+    })
+
+    it('exits 130 on Ctrl-C at the confirmation, and the run goes on (the binary on a terminal, under script)', async () => {
+      const run = await submitHello()
+      const asking = startCliOnTerminal(['runs', 'cancel', run.id], { configDir: home })
+      await asking.waitFor(`Cancel run ${run.name}? [y/N] `)
+      asking.type('\x03')
+      const done = await asking.exited
+      expect(done.code, done.stdout).toBe(130)
+      expect(done.stdout).toContain('platform: interrupted')
+      expect(parseJson<Run>(await cli(['runs', 'status', run.id, '--json'])).status).toBe('queued')
+    })
+
+    it('exits 3 when the confirmation is declined on a real terminal (the binary under script)', async () => {
+      const run = await submitHello()
+      const asking = startCliOnTerminal(['runs', 'cancel', run.id], { configDir: home })
+      await asking.waitFor(`Cancel run ${run.name}? [y/N] `)
+      asking.type('n\r')
+      const done = await asking.exited
+      expect(done.code, done.stdout).toBe(3)
+      expect(parseJson<Run>(await cli(['runs', 'status', run.id, '--json'])).status).toBe('queued')
     })
 
     it("shows the service's detail when a finished run is cancelled, exit code 7", async () => {
@@ -411,7 +434,12 @@ describe('platform pipelines and runs', async () => {
       expect(done.stdout).toMatch(new RegExp(`${run.name}  running for \\d+s`))
       // What the terminal shows in the end: the status lines, the elapsed-time line erased.
       const screen = done.stdout.split('\n').map((line) => line.split(CLEAR_LINE).at(-1))
-      expect(screen.filter(Boolean).map((l) => l!.split(/\s{2,}/)[2])).toEqual(['queued', 'running', 'succeeded'])
+      // On a terminal each status is in its colour.
+      expect(screen.filter(Boolean).map((l) => l!.split(/\s{2,}/)[2])).toEqual([
+        '\x1b[33mqueued\x1b[39m',
+        '\x1b[36mrunning\x1b[39m',
+        '\x1b[32msucceeded\x1b[39m',
+      ])
       expect(done.stdout.endsWith('\n')).toBe(true)
     })
 

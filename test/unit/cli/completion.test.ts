@@ -31,7 +31,13 @@ async function platform(...args: string[]) {
 function commandPaths(command: Command, prefix: string[] = []): string[][] {
   return command.commands.flatMap((sub) => [[...prefix, sub.name()], ...commandPaths(sub, [...prefix, sub.name()])])
 }
-const program = buildProgram({ env: { configDir: home }, io: process, settings: new SettingsStore(home), userAgent: 'test', exitCode: 0 })
+const program = buildProgram({
+  env: { configDir: home, noColor: false },
+  io: process,
+  settings: new SettingsStore(home),
+  userAgent: 'test',
+  exitCode: 0,
+})
 
 describe('platform completion', () => {
   const bashScript = join(home, 'platform.bash')

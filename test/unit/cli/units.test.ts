@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { HttpError, UnreachableError, type PipelineInput } from '../../../cli/client.js'
 import { CliError, explain } from '../../../cli/errors.js'
-import { CLEAR_LINE, fields, formatDuration, Output, table } from '../../../cli/output.js'
+import { fields, table } from '../../../cli/format.js'
+import { CLEAR_LINE, formatDuration, Output } from '../../../cli/output.js'
 import { paramsFromFlags, parseParamsFile } from '../../../cli/params.js'
 import { BUILTIN_PROFILES, normalizeUrl, SETTING_KEYS } from '../../../cli/settings.js'
 import { SERVICES } from '../../../functions/services.js'
@@ -153,7 +154,7 @@ describe('the status line', () => {
 
   it('is redrawn in place on a terminal and erased before the next line or note', () => {
     const { written, out, err } = streams()
-    const output = new Output(false, out, err, true)
+    const output = new Output({ name: 'table' }, out, err, true)
     output.status('run  queued for 1s')
     output.status('run  queued for 2s')
     output.line('12:00:00Z  run  running')
@@ -164,11 +165,14 @@ describe('the status line', () => {
   })
 
   it('shows nothing without a terminal, or with --json', () => {
-    for (const output of [new Output(false, streams().out, streams().err, false), new Output(true, streams().out, streams().err, true)]) {
+    for (const output of [
+      new Output({ name: 'table' }, streams().out, streams().err, false),
+      new Output({ name: 'json' }, streams().out, streams().err, true),
+    ]) {
       expect(output.live).toBe(false)
     }
     const { written, out, err } = streams()
-    new Output(true, out, err, true).status('run  queued for 1s')
+    new Output({ name: 'json' }, out, err, true).status('run  queued for 1s')
     expect(written.out).toBe('')
   })
 })
