@@ -14,19 +14,44 @@ export interface IllFormed {
   unit: string
 }
 
-/** The first string (key or value) in a parsed JSON value that holds a lone surrogate. */
-export function firstIllFormed(value: unknown, path: readonly string[] = []): IllFormed | undefined {
-  if (typeof value === 'string') {
-    const found = LONE_SURROGATE.exec(value)
-    return found ? { path: path.join('.'), unit: `\\u${found[0].charCodeAt(0).toString(16).toUpperCase()}` } : undefined
-  }
-  if (typeof value !== 'object' || value === null) return undefined
-  for (const [key, inner] of Object.entries(value)) {
-    const here = [...path, key]
-    const inKey = firstIllFormed(key, here)
-    if (inKey) return inKey
-    const inValue = firstIllFormed(inner, here)
-    if (inValue) return inValue
+interface Visit {
+  value: unknown
+  key?: string
+  parent?: Visit
+}
+
+const pathOf = (visit: Visit | undefined): string[] => {
+  const path: string[] = []
+  for (let v = visit; v?.key !== undefined; v = v.parent) path.push(v.key)
+  return path.reverse()
+}
+
+const illFormedUnit = (text: string): string | undefined => {
+  const found = LONE_SURROGATE.exec(text)
+  return found ? `\\u${found[0].charCodeAt(0).toString(16).toUpperCase()}` : undefined
+}
+
+/**
+ * The first string (key or value, in document order) in a parsed JSON value that holds a lone
+ * surrogate. Walked with a stack of its own, not recursion: a body nested 100,000 levels deep is
+ * the validator's to refuse (a 400), not a stack overflow here.
+ */
+export function firstIllFormed(value: unknown): IllFormed | undefined {
+  const stack: Visit[] = [{ value }]
+  for (let visit = stack.pop(); visit; visit = stack.pop()) {
+    if (visit.key !== undefined) {
+      const unit = illFormedUnit(visit.key)
+      if (unit) return { path: pathOf(visit).join('.'), unit }
+    }
+    const here = visit.value
+    if (typeof here === 'string') {
+      const unit = illFormedUnit(here)
+      if (unit) return { path: pathOf(visit).join('.'), unit }
+    } else if (typeof here === 'object' && here !== null) {
+      const entries = Object.entries(here)
+      // Pushed last first, so that they are visited in document order.
+      for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i]![1], key: entries[i]![0], parent: visit })
+    }
   }
   return undefined
 }

@@ -209,7 +209,7 @@ describe.sequential('the local suite (npm start)', () => {
   })
 
   it(
-    "seeds a demo trio whose draft order a newcomer signs and downloads as a samplesheet in the three requests of docs/second-terminal.md",
+    'seeds a demo trio whose draft order a newcomer signs and downloads as a samplesheet in the three requests of docs/second-terminal.md',
     { timeout: 60_000 },
     async () => {
       const { suite } = first!

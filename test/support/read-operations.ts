@@ -174,8 +174,8 @@ export const READ_FIXTURES: Record<string, ReadFixture> = {
   getEvent: (t) => ({ path: `/events/${t.event}` }),
 }
 
-/** Reads anyone may make (security: [] in the documents): the browser login and its callback, and how the CLI may log in. */
-export const PUBLIC_READS = ['beginLogin', 'completeLogin', 'cliLoginMethods']
+/** Reads anyone may make (security: [] in the documents): the browser login and its callback, how the CLI may log in, and where the services are (discovery). */
+export const PUBLIC_READS = ['beginLogin', 'completeLogin', 'cliLoginMethods', 'getServiceInfo']
 
 /** Pages every service serves outside /api/v1 without credentials: its OpenAPI document, the docs pages and their assets, health. */
 export const PUBLIC_PAGES = ['/openapi.json', '/docs', '/redoc', '/docs-assets/:name', '/healthz', '/health']

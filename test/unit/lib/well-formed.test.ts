@@ -15,3 +15,13 @@ describe('firstIllFormed finds the first lone surrogate in a parsed JSON body', 
     expect(firstIllFormed(body)).toEqual(expected)
   })
 })
+
+describe('firstIllFormed on deep bodies', () => {
+  it('walks a body nested 100,000 levels without overflowing the stack', () => {
+    let body: unknown = 'leaf\uD800'
+    for (let i = 0; i < 100_000; i++) body = { a: body }
+    const found = firstIllFormed(body)
+    expect(found?.unit).toBe('\\uD800')
+    expect(found?.path.split('.')).toHaveLength(100_000)
+  })
+})
