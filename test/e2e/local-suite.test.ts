@@ -305,8 +305,12 @@ describe.sequential('the local suite (npm start)', () => {
     expect(run.status).toBe(201)
     await expect.poll(async () => (await compute(first!, `/runs/${run.body.id}`)).body.status, { timeout: 30_000, interval: 250 }).toBe('running')
 
+    // The run says running once its job is under way, which may be a moment before the executor's
+    // child process exists (on a busy machine): wait for the process itself.
+    const isJob = (p: { args: string }) => /\bsleep 120\b/.test(p.args)
+    await expect.poll(() => first!.descendants().some(isJob), { timeout: 15_000, interval: 100 }).toBe(true)
     const started = first!.descendants()
-    const job = started.find((p) => /\bsleep 120\b/.test(p.args))
+    const job = started.find(isJob)
     expect(job).toBeDefined()
     // Jobs, like the orchestrator's thread that starts them, yield the CPU to the services (nice 10): field 19 of /proc/<pid>/stat.
     const niceOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])
