@@ -68,16 +68,32 @@ export function emulatorCommand(kind: 'firestore' | 'pubsub'): string {
 }
 
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address()
-      const port = typeof addr === 'object' && addr ? addr.port : 0
-      srv.close(() => resolve(port))
-    })
-  })
+  const [port] = await freePorts(1)
+  return port!
+}
+
+/**
+ * `count` distinct free ports. Each is held until all are found: a port closed at once may be the
+ * kernel's answer to the next request too, and two processes given one port answer for each other.
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const held = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<{ port: number; srv: ReturnType<typeof createServer> }>((resolve, reject) => {
+          const srv = createServer()
+          srv.unref()
+          srv.on('error', reject)
+          srv.listen(0, '127.0.0.1', () => {
+            const addr = srv.address()
+            resolve({ port: typeof addr === 'object' && addr ? addr.port : 0, srv })
+          })
+        }),
+    ),
+  )
+  await Promise.all(held.map(({ srv }) => new Promise<void>((resolve) => srv.close(() => resolve()))))
+  return held.map(({ port }) => port)
 }
 
 export interface RunningProcess {

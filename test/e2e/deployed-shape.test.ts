@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureSigningKey, layout, LOCAL_SIGNING_ACCOUNT } from '../../emulators/data-dir.js'
 import { ensureTopics } from '../../emulators/functions.js'
 import { startOidcProvider, type RunningOidcProvider } from '../../emulators/oidc/provider.js'
-import { freePort, startFirestoreEmulator, startPubsubEmulator, type RunningProcess } from '../../emulators/processes.js'
+import { freePort, freePorts, startFirestoreEmulator, startPubsubEmulator, type RunningProcess } from '../../emulators/processes.js'
 import { runSeeders, SEED, seedBase } from '../../emulators/seed.js'
 import { LOCAL_OIDC_AUDIENCE, LOCAL_OIDC_CLIENT_ID } from '../../emulators/suite.js'
 import { startStorageServer, type RunningStorageServer } from '../../emulators/storage-server.js'
@@ -144,7 +144,8 @@ describe('the deployed shape: the staged source, one functions-framework process
     ])
     const installed = Date.now() - started
 
-    for (const fn of plan.functions) processes.set(fn.name, { fn, port: await freePort() })
+    const ports = await freePorts(plan.functions.length)
+    plan.functions.forEach((fn, i) => processes.set(fn.name, { fn, port: ports[i]! }))
     for (const { fn, port } of processes.values()) frontEnd.route(fn.name, port)
 
     const adminCallback = `${plan.env.ADMIN_PUBLIC_URL}/api/v1/auth/callback`
