@@ -1,2 +1,3 @@
 import './account.js'
 export { adminConsole } from './app.js'
+import './tokens.js'

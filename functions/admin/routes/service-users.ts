@@ -19,7 +19,7 @@ import { KeyParam, NewServiceKey, ServiceKey, ServiceUser, ServiceUserDetail, Su
 export const serviceUsers = resourceApp<AdminDeps>()
 
 /** A service user of an organization the caller belongs to (else 404, as if absent), in which they hold `permission` (else 403). */
-async function serviceUserFor(c: Context<AdminEnv>, id: string, permission: OrgPermission) {
+export async function serviceUserFor(c: Context<AdminEnv>, id: string, permission: OrgPermission) {
   const user = await c.get('deps').serviceUsers.get(id)
   if (!user || !(await orgVisible(c, user.org_id))) throw notFound('service user')
   await requireOrg(c, user.org_id, permission)
