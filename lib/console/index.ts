@@ -17,7 +17,7 @@ export {
   type Section,
   type Tone,
 } from './layout.js'
-export { checkForm, withoutBlanks, type FormCheck } from './forms.js'
+export { checkForm, formRefusal, withoutBlanks, type FormCheck } from './forms.js'
 export { consolePages } from './mount.js'
 export {
   ConsoleForm,

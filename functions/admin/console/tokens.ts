@@ -1,6 +1,5 @@
 import type { Context } from 'hono'
 import type { PersonalTokenRecord } from '../../../lib/auth/tokens.js'
-import { ApiError } from '../../../lib/errors.js'
 import type { AdminEnv } from '../deps.js'
 import {
   createPersonalToken,
@@ -18,6 +17,7 @@ import {
   confirmView,
   csrfField,
   field,
+  formRefusal,
   html,
   ownConsoleUrl,
   redirectWithNotice,
@@ -160,9 +160,8 @@ adminConsole.post('/tokens', async (c) => {
     const created = await createPersonalToken(deps, auditContext(c), session.principal.user, { name, expiresAt })
     return tokensPage(c, session, { created: { name, value: created.value, expires: expiresAt } })
   } catch (error) {
-    if (error instanceof ApiError && (error.status === 400 || error.status === 403))
-      return tokensPage(c, session, { values, errors: { name: error.detail } }, error.status)
-    throw error
+    const refused = await formRefusal(c, error)
+    return tokensPage(c, session, { values, errors: { name: refused.detail } }, refused.status === 403 ? 403 : 400)
   }
 })
 
