@@ -145,6 +145,40 @@ describe('the admin console', async () => {
       }
     })
 
+    it(
+      "styles the local provider's sign-in like the console, and its re-authentication names the person and what it confirms",
+      { timeout: 60_000 },
+      async () => {
+        const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+        try {
+          const first = await context.newPage()
+          await first.goto(`${admin}/console/account`)
+          expect(first.url().startsWith(world.provider.issuer)).toBe(true)
+          expect(await first.locator('h1').innerText()).toBe('Sign in')
+          expect(await first.locator('#email').getAttribute('readonly')).toBeNull()
+          await checkPage(first, 'provider-sign-in')
+        } finally {
+          await context.close()
+        }
+        const { context: signed, page } = await signedInPage(browser, ann, `${admin}/console/account`)
+        try {
+          const purpose = 'Sign report ORD-7 revision 1: approved'
+          const back = `${admin}/console/account`
+          await page.goto(`${admin}/api/v1/auth/login?${new URLSearchParams({ return_to: back, prompt: 'login', max_age: '0', purpose })}`)
+          expect(await page.locator('h1').innerText()).toBe('Confirm it is you')
+          expect(await page.locator('#purpose').innerText()).toBe(`Sign in again to confirm: ${purpose}`)
+          expect(await page.locator('#email').inputValue()).toBe(ann.email)
+          expect(await page.locator('#email').getAttribute('readonly')).not.toBeNull()
+          await checkPage(page, 'provider-reauthentication')
+          await page.fill('#password', ann.password)
+          await page.click('button[type=submit]')
+          await page.waitForURL(back)
+        } finally {
+          await signed.close()
+        }
+      },
+    )
+
     it('tells a viewer which role a page needs', { timeout: 60_000 }, async () => {
       const { context, page } = await signedInPage(browser, bea, `${admin}/console/p/${tenant.project.id}/members`)
       try {
