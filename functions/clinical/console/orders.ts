@@ -491,55 +491,57 @@ async function orderPage(
       ${order.samples.length ? html`<a class="button secondary" href="${b}/orders/${order.id}/samplesheet.csv" id="samplesheet" download>Download the samplesheet (CSV)</a>` : ''}
       ${links}
     </p>
-    <table class="fields">
-      <caption class="visually-hidden">
-        The order's record
-      </caption>
-      <tr>
-        <th scope="row">Accession</th>
-        <td><code id="accession">${order.accession}</code></td>
-      </tr>
-      <tr>
-        <th scope="row">Status</th>
-        <td>${statusBadge(order.status)}${order.held_from ? ` (held from ${words(order.held_from)})` : ''}</td>
-      </tr>
-      <tr>
-        <th scope="row">Test code${frozenMark('test_code')}</th>
-        <td>${order.test_code}</td>
-      </tr>
-      <tr>
-        <th scope="row">Priority${frozenMark('priority')}</th>
-        <td>${order.priority}</td>
-      </tr>
-      <tr>
-        <th scope="row">Indication${frozenMark('indication')}</th>
-        <td>${order.indication ?? '—'}</td>
-      </tr>
-      <tr>
-        <th scope="row">Requester${frozenMark('requester')}</th>
-        <td>${order.requester ? `${order.requester.name}${order.requester.organization ? `, ${order.requester.organization}` : ''}` : '—'}</td>
-      </tr>
-      <tr>
-        <th scope="row">Assignee</th>
-        <td>${order.assignee === me ? 'me' : (order.assignee ?? '—')}</td>
-      </tr>
-      <tr>
-        <th scope="row">Due date</th>
-        <td>${order.due_date ?? '—'}</td>
-      </tr>
-      <tr>
-        <th scope="row">Outcome</th>
-        <td>${order.outcome}</td>
-      </tr>
-      <tr>
-        <th scope="row">Signed</th>
-        <td>${order.signed ? `by ${order.signed.by === me ? 'me' : order.signed.by} at ${order.signed.at.toDate().toISOString()}` : 'not yet'}</td>
-      </tr>
-      <tr>
-        <th scope="row">Notes${frozenMark('notes')}</th>
-        <td>${order.notes ?? '—'}</td>
-      </tr>
-    </table>
+    <div class="table-wrap">
+      <table class="fields">
+        <caption class="visually-hidden">
+          The order's record
+        </caption>
+        <tr>
+          <th scope="row">Accession</th>
+          <td><code id="accession">${order.accession}</code></td>
+        </tr>
+        <tr>
+          <th scope="row">Status</th>
+          <td>${statusBadge(order.status)}${order.held_from ? ` (held from ${words(order.held_from)})` : ''}</td>
+        </tr>
+        <tr>
+          <th scope="row">Test code${frozenMark('test_code')}</th>
+          <td>${order.test_code}</td>
+        </tr>
+        <tr>
+          <th scope="row">Priority${frozenMark('priority')}</th>
+          <td>${order.priority}</td>
+        </tr>
+        <tr>
+          <th scope="row">Indication${frozenMark('indication')}</th>
+          <td>${order.indication ?? '—'}</td>
+        </tr>
+        <tr>
+          <th scope="row">Requester${frozenMark('requester')}</th>
+          <td>${order.requester ? `${order.requester.name}${order.requester.organization ? `, ${order.requester.organization}` : ''}` : '—'}</td>
+        </tr>
+        <tr>
+          <th scope="row">Assignee</th>
+          <td>${order.assignee === me ? 'me' : (order.assignee ?? '—')}</td>
+        </tr>
+        <tr>
+          <th scope="row">Due date</th>
+          <td>${order.due_date ?? '—'}</td>
+        </tr>
+        <tr>
+          <th scope="row">Outcome</th>
+          <td>${order.outcome}</td>
+        </tr>
+        <tr>
+          <th scope="row">Signed</th>
+          <td>${order.signed ? `by ${order.signed.by === me ? 'me' : order.signed.by} at ${order.signed.at.toDate().toISOString()}` : 'not yet'}</td>
+        </tr>
+        <tr>
+          <th scope="row">Notes${frozenMark('notes')}</th>
+          <td>${order.notes ?? '—'}</td>
+        </tr>
+      </table>
+    </div>
 
     <h2>Samples and roles</h2>
     <div class="table-wrap">
@@ -555,7 +557,7 @@ async function orderPage(
             <th scope="col">Sex</th>
             <th scope="col">Affected</th>
             <th scope="col">FASTQ files</th>
-            <th scope="col"><span class="visually-hidden">Actions</span></th>
+            <th scope="col">Action</th>
           </tr>
         </thead>
         <tbody>

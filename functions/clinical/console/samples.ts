@@ -189,53 +189,55 @@ export function samplePages(app: Hono<AppEnv<ClinicalDeps>>) {
         ${signed.length ? '' : html`<a class="button" href="${b}/samples/${sample.id}/edit" id="edit-sample">Edit</a>`}
         ${historyLink(c, page, 'sample', sample.id)}
       </p>
-      <table class="fields">
-        <caption class="visually-hidden">
-          The sample's record
-        </caption>
-        <tr>
-          <th scope="row">External id</th>
-          <td>${sample.external_id}</td>
-        </tr>
-        <tr>
-          <th scope="row">Subject</th>
-          <td>${subject ? html`<a href="${b}/subjects/${subject.id}">${subject.external_id}</a>` : sample.subject_id}</td>
-        </tr>
-        <tr>
-          <th scope="row">Type</th>
-          <td>${sample.type}</td>
-        </tr>
-        <tr>
-          <th scope="row">Collected</th>
-          <td>${day(sample.collected_at) ?? '—'}</td>
-        </tr>
-        <tr>
-          <th scope="row">Received</th>
-          <td>${day(sample.received_at) ?? '—'}</td>
-        </tr>
-        <tr>
-          <th scope="row">FASTQ</th>
-          <td>${list(sample.fastq)}</td>
-        </tr>
-        <tr>
-          <th scope="row">BAM</th>
-          <td>${sample.bam ? html`<code>${sample.bam}</code>` : '—'}</td>
-        </tr>
-        <tr>
-          <th scope="row">CRAM</th>
-          <td>${sample.cram ? html`<code>${sample.cram}</code>` : '—'}</td>
-        </tr>
-        <tr>
-          <th scope="row">VCF</th>
-          <td>${sample.vcf ? html`<code>${sample.vcf}</code>` : '—'}</td>
-        </tr>
-        <tr>
-          <th scope="row">Orders</th>
-          <td>
-            ${sample.orders.length ? sample.orders.map((o) => html`<a href="${b}/orders/${o.order_id}">${o.accession}</a>${o.frozen ? ' (signed)' : ''} `) : '—'}
-          </td>
-        </tr>
-      </table>`
+      <div class="table-wrap">
+        <table class="fields">
+          <caption class="visually-hidden">
+            The sample's record
+          </caption>
+          <tr>
+            <th scope="row">External id</th>
+            <td>${sample.external_id}</td>
+          </tr>
+          <tr>
+            <th scope="row">Subject</th>
+            <td>${subject ? html`<a href="${b}/subjects/${subject.id}">${subject.external_id}</a>` : sample.subject_id}</td>
+          </tr>
+          <tr>
+            <th scope="row">Type</th>
+            <td>${sample.type}</td>
+          </tr>
+          <tr>
+            <th scope="row">Collected</th>
+            <td>${day(sample.collected_at) ?? '—'}</td>
+          </tr>
+          <tr>
+            <th scope="row">Received</th>
+            <td>${day(sample.received_at) ?? '—'}</td>
+          </tr>
+          <tr>
+            <th scope="row">FASTQ</th>
+            <td>${list(sample.fastq)}</td>
+          </tr>
+          <tr>
+            <th scope="row">BAM</th>
+            <td>${sample.bam ? html`<code>${sample.bam}</code>` : '—'}</td>
+          </tr>
+          <tr>
+            <th scope="row">CRAM</th>
+            <td>${sample.cram ? html`<code>${sample.cram}</code>` : '—'}</td>
+          </tr>
+          <tr>
+            <th scope="row">VCF</th>
+            <td>${sample.vcf ? html`<code>${sample.vcf}</code>` : '—'}</td>
+          </tr>
+          <tr>
+            <th scope="row">Orders</th>
+            <td>
+              ${sample.orders.length ? sample.orders.map((o) => html`<a href="${b}/orders/${o.order_id}">${o.accession}</a>${o.frozen ? ' (signed)' : ''} `) : '—'}
+            </td>
+          </tr>
+        </table>
+      </div>`
     return renderConsole(c, { ...view(page), title: `Sample ${sample.external_id}`, crumbs: [{ href: `${b}/samples`, text: 'Samples' }], body })
   })
 

@@ -235,47 +235,49 @@ export function subjectPages(app: Hono<AppEnv<ClinicalDeps>>) {
         <a class="button secondary" href="${b}/samples/new?subject=${subject.id}" id="add-sample">Add a sample</a>
         ${historyLink(c, page, 'subject', subject.id)}
       </p>
-      <table class="fields">
-        <caption class="visually-hidden">
-          The subject's record
-        </caption>
-        <tr>
-          <th scope="row">External id</th>
-          <td>${subject.external_id}</td>
-        </tr>
-        <tr>
-          <th scope="row">Name</th>
-          <td>${subject.display_name ?? '—'}</td>
-        </tr>
-        <tr>
-          <th scope="row">Sex</th>
-          <td>${subject.sex}</td>
-        </tr>
-        <tr>
-          <th scope="row">Birth date</th>
-          <td>${subject.birth_date ?? '—'}</td>
-        </tr>
-        <tr>
-          <th scope="row">Affected status</th>
-          <td>${affectedBadge(subject)}</td>
-        </tr>
-        <tr>
-          <th scope="row">Phenotypes</th>
-          <td>${subject.phenotypes.length ? subject.phenotypes.map((p) => html`<code>${p}</code> `) : '—'}</td>
-        </tr>
-        <tr>
-          <th scope="row">Family</th>
-          <td>${subject.family_id ? html`<a href="${b}/families/${encodeURIComponent(subject.family_id)}">${subject.family_id}</a>` : '—'}</td>
-        </tr>
-        <tr>
-          <th scope="row">Mother</th>
-          <td>${await parentLink(subject.mother_id)}</td>
-        </tr>
-        <tr>
-          <th scope="row">Father</th>
-          <td>${await parentLink(subject.father_id)}</td>
-        </tr>
-      </table>
+      <div class="table-wrap">
+        <table class="fields">
+          <caption class="visually-hidden">
+            The subject's record
+          </caption>
+          <tr>
+            <th scope="row">External id</th>
+            <td>${subject.external_id}</td>
+          </tr>
+          <tr>
+            <th scope="row">Name</th>
+            <td>${subject.display_name ?? '—'}</td>
+          </tr>
+          <tr>
+            <th scope="row">Sex</th>
+            <td>${subject.sex}</td>
+          </tr>
+          <tr>
+            <th scope="row">Birth date</th>
+            <td>${subject.birth_date ?? '—'}</td>
+          </tr>
+          <tr>
+            <th scope="row">Affected status</th>
+            <td>${affectedBadge(subject)}</td>
+          </tr>
+          <tr>
+            <th scope="row">Phenotypes</th>
+            <td>${subject.phenotypes.length ? subject.phenotypes.map((p) => html`<code>${p}</code> `) : '—'}</td>
+          </tr>
+          <tr>
+            <th scope="row">Family</th>
+            <td>${subject.family_id ? html`<a href="${b}/families/${encodeURIComponent(subject.family_id)}">${subject.family_id}</a>` : '—'}</td>
+          </tr>
+          <tr>
+            <th scope="row">Mother</th>
+            <td>${await parentLink(subject.mother_id)}</td>
+          </tr>
+          <tr>
+            <th scope="row">Father</th>
+            <td>${await parentLink(subject.father_id)}</td>
+          </tr>
+        </table>
+      </div>
       <h2>Samples</h2>
       ${sampleTable(b, samples, `Samples of ${subject.external_id}`)}
       ${
@@ -310,12 +312,10 @@ export function subjectPages(app: Hono<AppEnv<ClinicalDeps>>) {
     if (!parsed.success) return editPage(c, page, id, { values, errors: schemaErrors(parsed.error), status: 400 })
     try {
       const { phenotypes, ...rest } = parsed.data
-      const updated = await c
-        .get('deps')
-        .subjects.update(auditContext(c), projectOf(c), subject.id, {
-          ...rest,
-          ...(phenotypes !== undefined ? { phenotypes: phenotypes ?? [] } : {}),
-        })
+      const updated = await c.get('deps').subjects.update(auditContext(c), projectOf(c), subject.id, {
+        ...rest,
+        ...(phenotypes !== undefined ? { phenotypes: phenotypes ?? [] } : {}),
+      })
       return redirectWithNotice(c, `${b}/subjects/${updated.id}`, `Subject ${updated.external_id} saved.`)
     } catch (err) {
       const { status, errors } = refusalErrors(err, FIELDS)
@@ -411,7 +411,7 @@ function pedigree(b: string, familyId: string, members: readonly SubjectRecord[]
   const byId = new Map(members.map((m) => [m.id, m]))
   const name = (id: string | undefined) => (id ? (byId.get(id)?.external_id ?? 'outside the family') : '—')
   return html`<figure class="pedigree">
-      ${pedigreeSvg(familyId, members, current)}
+      <div class="table-wrap">${pedigreeSvg(familyId, members, current)}</div>
       <figcaption class="muted">
         Squares: male; circles: female; diamonds: sex unknown or other. Filled: affected; open: unaffected; ?: status unknown.
       </figcaption>
