@@ -15,13 +15,13 @@ import {
 import { auditContext, type AppEnv } from '../../../lib/http.js'
 import { publicBase } from '../../../lib/pages.js'
 import { availableLabflowTransitions, type LabflowVersion } from '../../../domain/clinical/labflows.js'
-import { PRIORITIES, SAMPLE_ROLES, type OrderRecord, type SampleRecord } from '../../../domain/clinical/model.js'
+import { OUTCOMES, PRIORITIES, SAMPLE_ROLES, type OrderRecord, type SampleRecord } from '../../../domain/clinical/model.js'
 import { edgeBetween, LAB_ACTIVE, ORDER_STATUSES, type OrderStatus } from '../../../domain/clinical/order-status.js'
 import { samplesheetCsv } from '../../../domain/clinical/samplesheet.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
-import { CreateOrder, RoleSchema, TransitionBody } from '../schemas.js'
+import { CreateOrder, RoleSchema, TransitionBody, UpdateOrder } from '../schemas.js'
 import { canFor, checkAssignee, projectOf, toOrder } from '../views.js'
-import { clinicalPage, formAlert, optionsOf, refusalErrors, schemaErrors, textArea, type FieldErrors } from './forms.js'
+import { clinicalPage, formAlert, frozenField, optionsOf, refusalErrors, schemaErrors, textArea, type FieldErrors } from './forms.js'
 import { orderLinks } from './links.js'
 
 /**
@@ -31,10 +31,20 @@ import { orderLinks } from './links.js'
  * variants, reports and history. Every change goes through the OrderStore as the API's routes do.
  */
 
-const FIELDS = ['test_code', 'priority', 'indication', 'requester_name', 'requester_organization', 'due_date', 'notes', 'assignee'] as const
+const FIELDS = [
+  'test_code',
+  'priority',
+  'indication',
+  'requester_name',
+  'requester_organization',
+  'due_date',
+  'notes',
+  'assignee',
+  'outcome',
+] as const
 type OrderValues = Partial<Record<(typeof FIELDS)[number], string>>
 /** Fields that may change once an order is signed (decide-order.ts); the others are shown as frozen from signing on. */
-const MUTABLE_AFTER_SIGNING = new Set(['assignee', 'due_date', 'outcome'])
+const MUTABLE_AFTER_SIGNING: ReadonlySet<string> = new Set(['assignee', 'due_date', 'outcome'])
 const SAMPLE_CHOICES = 200
 const ORDER_RUNS = 20
 /** Moves that end or void the order: asked again before they are taken. */
@@ -84,16 +94,24 @@ const notFound = (c: Context<ClinicalEnv>, page: ConsoleProject) =>
     404,
   )
 
-function orderForm(page: ConsoleProject, opts: { action: string; values: OrderValues; errors: FieldErrors }): Raw {
+function orderForm(
+  page: ConsoleProject,
+  opts: { action: string; values: OrderValues; errors: FieldErrors; submit?: string; signed?: { accession: string; outcome?: boolean } },
+): Raw {
   const { values: v, errors: e } = opts
   const me = page.principal.user
+  // Once signed only the assignee and due date change (and the outcome in review, by a reviewer): the rest is shown, not sent.
+  const frozen = (name: string, label: string, control: Raw) =>
+    opts.signed && !MUTABLE_AFTER_SIGNING.has(name)
+      ? frozenField(label, v[name as keyof OrderValues] ?? '', `Frozen since order ${opts.signed.accession} was signed.`)
+      : control
   return html`<form method="post" action="${opts.action}" class="stack" id="order-form" novalidate>
     ${csrfField(page)} ${formAlert(e)}
-    ${field({ name: 'test_code', label: 'Test code', value: v.test_code, error: e.test_code, required: true, hint: 'What is ordered: a test or panel code, e.g. WGS-trio' })}
-    ${field({ name: 'priority', label: 'Priority', value: v.priority ?? 'routine', error: e.priority, options: optionsOf(PRIORITIES) })}
-    ${textArea({ name: 'indication', label: 'Indication', value: v.indication, error: e.indication, hint: 'The clinical question' })}
-    ${field({ name: 'requester_name', label: 'Requesting clinician', value: v.requester_name, error: e.requester_name ?? e.requester })}
-    ${field({ name: 'requester_organization', label: "Requester's organization", value: v.requester_organization })}
+    ${frozen('test_code', 'Test code', field({ name: 'test_code', label: 'Test code', value: v.test_code, error: e.test_code, required: true, hint: 'What is ordered: a test or panel code, e.g. WGS-trio' }))}
+    ${frozen('priority', 'Priority', field({ name: 'priority', label: 'Priority', value: v.priority ?? 'routine', error: e.priority, options: optionsOf(PRIORITIES) }))}
+    ${frozen('indication', 'Indication', textArea({ name: 'indication', label: 'Indication', value: v.indication, error: e.indication, hint: 'The clinical question' }))}
+    ${frozen('requester_name', 'Requesting clinician', field({ name: 'requester_name', label: 'Requesting clinician', value: v.requester_name, error: e.requester_name ?? e.requester }))}
+    ${frozen('requester_organization', "Requester's organization", field({ name: 'requester_organization', label: "Requester's organization", value: v.requester_organization }))}
     ${field({ name: 'due_date', label: 'Due date', type: 'date', value: v.due_date, error: e.due_date, hint: 'Optional' })}
     ${field({
       name: 'assignee',
@@ -105,8 +123,9 @@ function orderForm(page: ConsoleProject, opts: { action: string; values: OrderVa
         { value: me.id, label: `me (${me.name || me.email || me.id})` },
       ],
     })}
-    ${textArea({ name: 'notes', label: 'Notes', value: v.notes, error: e.notes })}
-    <div class="actions"><button type="submit" id="create-order">Create draft order</button></div>
+    ${frozen('notes', 'Notes', textArea({ name: 'notes', label: 'Notes', value: v.notes, error: e.notes }))}
+    ${opts.signed?.outcome ? field({ name: 'outcome', label: 'Outcome', value: v.outcome ?? 'pending', error: e.outcome, options: optionsOf(OUTCOMES) }) : ''}
+    <div class="actions"><button type="submit" id="save-order">${opts.submit ?? 'Create draft order'}</button></div>
   </form>`
 }
 
@@ -246,6 +265,45 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
     const order = await loadOrder(c, page, c.req.param('id'))
     if (!order) return notFound(c, page)
     return orderPage(c, page, order)
+  })
+
+  app.get('/p/:project/orders/:id/edit', async (c) => {
+    const page = await clinicalPage(c, 'clinical.write')
+    const order = await loadOrder(c, page, c.req.param('id'))
+    if (!order) return notFound(c, page)
+    return editPage(c, page, order, { values: valuesOf(order), errors: {} })
+  })
+
+  app.post('/p/:project/orders/:id/edit', async (c) => {
+    const page = await clinicalPage(c, 'clinical.write')
+    const order = await loadOrder(c, page, c.req.param('id'))
+    if (!order) return notFound(c, page)
+    // The fields the form sent (a frozen one is shown, not sent; if it is sent anyway, the decision refuses a change to it).
+    const sent = FIELDS.filter((f) => page.form.all(f).length > 0)
+    const values = { ...valuesOf(order), ...Object.fromEntries(sent.map((f) => [f, page.form.get(f)])) } as OrderValues
+    const get = (name: string) => (sent.includes(name as (typeof FIELDS)[number]) ? page.form.get(name) || null : undefined)
+    const name = get('requester_name')
+    const organization = get('requester_organization')
+    const body = {
+      test_code: get('test_code') ?? undefined,
+      priority: get('priority') ?? undefined,
+      indication: get('indication'),
+      requester: name === undefined ? undefined : name === null ? null : { name, ...(organization ? { organization } : {}) },
+      due_date: get('due_date'),
+      notes: get('notes'),
+      assignee: get('assignee'),
+      outcome: get('outcome') ?? undefined,
+    }
+    const parsed = UpdateOrder.safeParse(body)
+    if (!parsed.success) return editPage(c, page, order, { values, errors: schemaErrors(parsed.error), status: 400 })
+    try {
+      await checkAssignee(c, parsed.data.assignee)
+      const updated = await c.get('deps').orders.update(auditContext(c), projectOf(c), order.id, parsed.data, canFor(c))
+      return redirectWithNotice(c, `${base(c, page)}/orders/${updated.id}`, `Order ${updated.accession} saved.`)
+    } catch (err) {
+      const { status, errors } = refusalErrors(err, [...FIELDS, 'requester'])
+      return editPage(c, page, order, { values, errors, status })
+    }
   })
 
   app.get('/p/:project/orders/:id/samplesheet.csv', async (c) => {
@@ -488,6 +546,7 @@ async function orderPage(
   const body = html`<h1>Order ${order.accession} ${statusBadge(order.status)}</h1>
     ${order.frozen ? html`<p class="notice info" id="frozen">Signed: its samples, their roles and the order's fields are frozen (only the assignee and due date change).</p>` : ''}
     <p class="actions">
+      ${can('clinical.write') ? html`<a class="button" href="${b}/orders/${order.id}/edit" id="edit-order">Edit</a>` : ''}
       ${order.samples.length ? html`<a class="button secondary" href="${b}/orders/${order.id}/samplesheet.csv" id="samplesheet" download>Download the samplesheet (CSV)</a>` : ''}
       ${links}
     </p>
@@ -619,5 +678,43 @@ async function orderPage(
     c,
     { ...view(page), title: `Order ${order.accession}`, crumbs: [{ href: `${b}/orders`, text: 'Orders' }], body },
     again?.status ?? 200,
+  )
+}
+
+const valuesOf = (o: OrderRecord): OrderValues => ({
+  test_code: o.test_code,
+  priority: o.priority,
+  indication: o.indication,
+  requester_name: o.requester?.name,
+  requester_organization: o.requester?.organization,
+  due_date: o.due_date,
+  notes: o.notes,
+  assignee: o.assignee,
+  outcome: o.outcome,
+})
+
+/** The order's edit form: a draft's every field; a signed order's assignee and due date (and its outcome in review, for a reviewer), the rest shown as frozen. */
+function editPage(
+  c: Context<ClinicalEnv>,
+  page: ConsoleProject,
+  order: OrderRecord,
+  form: { values: OrderValues; errors: FieldErrors; status?: 400 | 404 | 409 },
+): Response {
+  const b = base(c, page)
+  const outcome = (order.status === 'in_review' || order.status === 'completed') && canFor(c)('report.sign')
+  const signed = order.status === 'draft' ? undefined : { accession: order.accession, outcome }
+  return renderConsole(
+    c,
+    {
+      ...view(page),
+      title: `Edit order ${order.accession}`,
+      crumbs: [
+        { href: `${b}/orders`, text: 'Orders' },
+        { href: `${b}/orders/${order.id}`, text: order.accession },
+      ],
+      body: html`<h1>Edit order ${order.accession}</h1>
+        ${orderForm(page, { action: `${b}/orders/${order.id}/edit`, values: form.values, errors: form.errors, submit: 'Save', signed })}`,
+    },
+    form.status ?? 200,
   )
 }

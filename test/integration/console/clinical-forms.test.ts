@@ -160,6 +160,16 @@ describe('the clinical console: permissions, CSRF, tenancy and frozen fields of 
     expect(sheet.status).toBe(200)
     expect(sheet.headers.get('content-type')).toContain('text/csv')
     expect(await sheet.text()).toBe((await api('GET', `/orders/${t.order.id}/samplesheet`)).body)
+    // Signed: the edit form offers the assignee and due date only; a posted change to another field is the decision's 409.
+    const edit = await (await owner.get(`${p}/orders/${t.order.id}/edit`)).text()
+    expect(edit).toContain('name="due_date"')
+    expect(edit).not.toContain('name="test_code"')
+    expect((await owner.post(`${p}/orders/${t.order.id}/edit`, { due_date: '2026-12-24' })).status).toBe(303)
+    expect((await api('GET', `/orders/${t.order.id}`)).body.due_date).toBe('2026-12-24')
+    const tampered = await owner.post(`${p}/orders/${t.order.id}/edit`, { test_code: 'WES' })
+    expect(tampered.status).toBe(409)
+    expect(await tampered.text()).toContain('only assignee and due_date can change once an order is signed')
+    expect((await api('GET', `/orders/${t.order.id}`)).body.test_code).toBe('WGS-trio')
     // Cancelling asks first (the no-script confirmation page), then moves with the reason.
     const ask = await owner.post(`${p}/orders/${t.order.id}/transition`, { to: 'cancelled', reason: 'duplicate request' })
     expect(ask.status).toBe(200)

@@ -91,7 +91,7 @@ describe('the clinical console in a browser', async () => {
         await page.selectOption('#f-priority', 'urgent')
         await page.fill('#f-indication', 'Global developmental delay and seizures')
         await page.fill('#f-requester_name', 'Dr. Ada Lovelace')
-        await page.click('#create-order')
+        await page.click('#save-order')
         await page.waitForURL(new RegExp(`^${p}/orders/[0-9a-f-]{36}$`))
         const accession = await page.locator('#accession').innerText()
         for (const [role, who] of [
