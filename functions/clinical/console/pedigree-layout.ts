@@ -114,18 +114,29 @@ export function layoutPedigree(members: readonly PedigreeMember[]): PedigreeLayo
       } else if (m.sex === 'male') order.splice(partner, 0, m)
       else order.splice(partner + 1, 0, m)
     }
+    // The row moves right (never left of the margin) so that its children sit, on the whole, under their parents.
+    const children = order.flatMap((m, i) => {
+      const u = under(m)
+      return u === undefined ? [] : [{ i, u }]
+    })
+    const shift = children.length
+      ? Math.max(
+          0,
+          Math.round(children.reduce((sum, ch) => sum + ch.u - (MARGIN + ch.i * STEP_X), 0) / children.length / (STEP_X / 2)) * (STEP_X / 2),
+        )
+      : 0
     order.forEach((m, i) => {
-      const px = MARGIN + i * STEP_X
+      const px = MARGIN + shift + i * STEP_X
       x.set(m.id, px)
       placed.push({ member: m, generation: g, x: px, y: MARGIN + rowIndex * STEP_Y })
     })
   })
-  const widest = Math.max(1, ...rows.map((g) => placed.filter((p) => p.generation === g).length))
+  const right = Math.max(MARGIN, ...placed.map((p) => p.x))
   return {
     placed,
     couples: [...couples.values()],
     descents: members.flatMap((m) => (parentsOf(m).length ? [{ child: m.id, parents: parentsOf(m) }] : [])),
-    width: 2 * MARGIN + (widest - 1) * STEP_X,
+    width: right + MARGIN,
     height: 2 * MARGIN + (rows.length - 1) * STEP_Y + 20,
   }
 }

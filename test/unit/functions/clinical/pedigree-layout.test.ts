@@ -52,6 +52,11 @@ describe('the pedigree layout', () => {
     }
   })
 
+  it("draws a trio's child centred under its parents", () => {
+    const at = rowOf(layoutPedigree([person('kid', 'female', { mother: 'mum', father: 'dad' }), person('mum', 'female'), person('dad', 'male')]))
+    expect(at.get('kid')!.x).toBe((at.get('mum')!.x + at.get('dad')!.x) / 2)
+  })
+
   it('draws a parent outside the family as no line at all (only the members given are drawn)', () => {
     const layout = layoutPedigree([person('kid', 'male', { mother: 'elsewhere' })])
     expect(layout.descents).toEqual([])
