@@ -1,6 +1,6 @@
 import type { z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { consoleProject, html, type ConsoleProject, type Raw } from '../../../lib/console/index.js'
+import { consoleProject, html, stopWithPage, type ConsoleProject, type Raw } from '../../../lib/console/index.js'
 import { ApiError } from '../../../lib/errors.js'
 import type { Permission } from '../../../lib/auth/roles.js'
 import type { ClinicalEnv } from '../deps.js'
@@ -21,6 +21,17 @@ export async function clinicalPage(c: Context<ClinicalEnv>, permission: Permissi
 
 /** The field messages of a form, by field name; `''` holds what names no field. */
 export type FieldErrors = Record<string, string>
+
+/**
+ * A list page's filters, read with the API's own query schema (blank fields of the filter form are
+ * absent): a bad value is a 400 page naming the field, as the API answers it.
+ */
+export function listQuery<T extends z.ZodTypeAny>(c: Context<ClinicalEnv>, schema: T, names: readonly string[]): z.infer<T> {
+  const given = Object.fromEntries(names.flatMap((n) => (c.req.query(n)?.trim() ? [[n, c.req.query(n)!.trim()]] : [])))
+  const parsed = schema.safeParse(given)
+  if (!parsed.success) return stopWithPage(c, 400, Object.values(schemaErrors(parsed.error)).join('; '))
+  return parsed.data
+}
 
 /** The first message per top-level field of a schema's refusal, worded as the API words it (`field: message`). */
 export function schemaErrors(error: z.ZodError): FieldErrors {

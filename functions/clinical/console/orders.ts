@@ -19,9 +19,9 @@ import { OUTCOMES, PRIORITIES, SAMPLE_ROLES, type OrderRecord, type SampleRecord
 import { edgeBetween, LAB_ACTIVE, ORDER_STATUSES, type OrderStatus } from '../../../domain/clinical/order-status.js'
 import { samplesheetCsv } from '../../../domain/clinical/samplesheet.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
-import { CreateOrder, RoleSchema, TransitionBody, UpdateOrder } from '../schemas.js'
+import { CreateOrder, OrderListQuery, RoleSchema, TransitionBody, UpdateOrder } from '../schemas.js'
 import { canFor, checkAssignee, projectOf, toOrder } from '../views.js'
-import { clinicalPage, formAlert, frozenField, optionsOf, refusalErrors, schemaErrors, textArea, type FieldErrors } from './forms.js'
+import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusalErrors, schemaErrors, textArea, type FieldErrors } from './forms.js'
 import { orderLinks } from './links.js'
 
 /**
@@ -150,10 +150,14 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
     const page = await clinicalPage(c, 'clinical.read')
     const b = base(c, page)
     const me = page.principal.user.id
-    const status = ORDER_STATUSES.find((s) => s === c.req.query('status'))
-    const priority = PRIORITIES.find((p) => p === c.req.query('priority'))
     const assigneeQuery = c.req.query('assignee')
-    const assignee = assigneeQuery === 'me' ? me : assigneeQuery || undefined
+    // "me" is the console's own value of the assignee filter: the signed-in person.
+    const {
+      status,
+      priority,
+      assignee: other,
+    } = listQuery(c, OrderListQuery, ['status', 'priority', ...(assigneeQuery === 'me' ? [] : ['assignee'])])
+    const assignee = assigneeQuery === 'me' ? me : other
     const result = await c
       .get('deps')
       .orders.list(page.project.id, { status, priority, assignee }, { page_token: c.req.query('page_token'), page_size: 50 })

@@ -6,9 +6,9 @@ import { publicBase } from '../../../lib/pages.js'
 import { frozenBy } from '../../../domain/clinical/decide.js'
 import { SAMPLE_TYPES, type SampleRecord, type SubjectRecord } from '../../../domain/clinical/model.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
-import { CreateSample, UpdateSample } from '../schemas.js'
+import { CreateSample, SampleListQuery, UpdateSample } from '../schemas.js'
 import { projectOf } from '../views.js'
-import { clinicalPage, formAlert, frozenField, optionsOf, refusalErrors, schemaErrors, textArea, type FieldErrors } from './forms.js'
+import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusalErrors, schemaErrors, textArea, type FieldErrors } from './forms.js'
 import { historyLink } from './links.js'
 import { sampleTable } from './subjects.js'
 
@@ -99,15 +99,14 @@ export function samplePages(app: Hono<AppEnv<ClinicalDeps>>) {
   app.get('/p/:project/samples', async (c) => {
     const page = await clinicalPage(c, 'clinical.read')
     const b = base(c, page)
-    const type = SAMPLE_TYPES.find((t) => t === c.req.query('type'))
-    const q = c.req.query('q')?.trim() || undefined
+    const { type, external_id: q } = listQuery(c, SampleListQuery.pick({ type: true, external_id: true }), ['type', 'external_id'])
     const result = await c
       .get('deps')
       .samples.list(page.project.id, { type, external_id: q }, { page_token: c.req.query('page_token'), page_size: 50 })
     const body = html`<h1>Samples</h1>
       <p><a class="button" href="${b}/samples/new" id="new-sample">New sample</a></p>
       <form method="get" action="${b}/samples" class="stack" role="search">
-        ${field({ name: 'q', label: 'Find by external id', value: q, hint: 'The exact barcode' })}
+        ${field({ name: 'external_id', label: 'Find by external id', value: q, hint: 'The exact barcode' })}
         ${field({ name: 'type', label: 'Type', value: type ?? '', options: optionsOf(SAMPLE_TYPES, 'any') })}
         <div class="actions"><button type="submit" class="secondary">Search</button></div>
       </form>

@@ -7,9 +7,9 @@ import { FROZEN_SUBJECT_FIELDS } from '../../../domain/clinical/decide-subject.j
 import { frozenBy } from '../../../domain/clinical/decide.js'
 import { AFFECTED_STATUSES, SEXES, type SampleRecord, type SubjectRecord } from '../../../domain/clinical/model.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
-import { CreateSubject, UpdateSubject } from '../schemas.js'
+import { CreateSubject, SubjectListQuery, UpdateSubject } from '../schemas.js'
 import { projectOf } from '../views.js'
-import { clinicalPage, formAlert, frozenField, optionsOf, refusalErrors, schemaErrors, type FieldErrors } from './forms.js'
+import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusalErrors, schemaErrors, type FieldErrors } from './forms.js'
 import { historyLink } from './links.js'
 import { pedigreeSvg } from './pedigree-svg.js'
 
@@ -110,7 +110,7 @@ export function subjectPages(app: Hono<AppEnv<ClinicalDeps>>) {
     const page = await clinicalPage(c, 'clinical.read')
     const { subjects } = c.get('deps')
     const q = c.req.query('q')?.trim() ?? ''
-    const affected = AFFECTED_STATUSES.find((s) => s === c.req.query('affected_status'))
+    const { affected_status: affected } = listQuery(c, SubjectListQuery.pick({ affected_status: true }), ['affected_status'])
     const filters = { affected_status: affected }
     let result = await subjects.list(page.project.id, q ? { ...filters, external_id: q } : filters, {
       page_token: c.req.query('page_token'),

@@ -120,6 +120,13 @@ describe('the clinical console: permissions, CSRF, tenancy and frozen fields of 
     expect((await api('GET', `/subjects/${subject.id}`)).body.display_name).toBeUndefined()
   })
 
+  it('answers a bad filter with a 400 page naming the field, as the API answers it', async () => {
+    const res = await owner.get(`${p}/orders?status=shipped`)
+    expect(res.status).toBe(400)
+    expect(await res.text()).toContain('status: ')
+    expect((await owner.get(`${p}/orders?status=&priority=urgent&assignee=me`)).status).toBe(200)
+  })
+
   it('sends a person without a session to the platform login, returning to the page', async () => {
     const res = await app.request(`${p}/orders`)
     expect(res.status).toBe(302)
@@ -160,6 +167,15 @@ describe('the clinical console: permissions, CSRF, tenancy and frozen fields of 
     expect(sheet.status).toBe(200)
     expect(sheet.headers.get('content-type')).toContain('text/csv')
     expect(await sheet.text()).toBe((await api('GET', `/orders/${t.order.id}/samplesheet`)).body)
+    // The labflow moves as the API moves it: the first stage's advance; a repeat needs a reason (400, nothing moved); a viewer may not (403).
+    expect((await owner.post(`${p}/orders/${t.order.id}/labflow`, { transition: 'advance-accessioning' })).status).toBe(303)
+    expect((await api('GET', `/orders/${t.order.id}/labflow`)).body.stage.key).toBe('extraction')
+    const noReason = await owner.post(`${p}/orders/${t.order.id}/labflow`, { transition: 'repeat-extraction' })
+    expect(noReason.status).toBe(400)
+    expect(await noReason.text()).toContain('transition &#39;repeat-extraction&#39; requires a reason')
+    const viewer = await browserOf((await world.caller(['viewer'])).user.id)
+    expect((await viewer.post(`${p}/orders/${t.order.id}/labflow`, { transition: 'repeat-extraction', reason: 'low yield' })).status).toBe(403)
+    expect((await api('GET', `/orders/${t.order.id}/labflow`)).body.history).toHaveLength(2)
     // Signed: the edit form offers the assignee and due date only; a posted change to another field is the decision's 409.
     const edit = await (await owner.get(`${p}/orders/${t.order.id}/edit`)).text()
     expect(edit).toContain('name="due_date"')
