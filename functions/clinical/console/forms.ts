@@ -78,12 +78,12 @@ ${opts.value ?? ''}</textarea>
   </div>`
 }
 
-/** A value shown where a field would be, because it cannot change now, and why. */
-export function frozenField(label: string, value: string, why: string): Raw {
+/** A value shown where a field would be, because it cannot change now; `why` when the page does not say it once above. */
+export function frozenField(label: string, value: string, why?: string): Raw {
   return html`<div class="field frozen">
     <span class="label">${label}</span>
     <span><strong>${value || '—'}</strong> <span class="badge info">frozen</span></span>
-    <span class="hint">${why}</span>
+    ${why ? html`<span class="hint">${why}</span>` : ''}
   </div>`
 }
 

@@ -288,13 +288,11 @@ async function editPage(
   // A sample a signed order holds is frozen whole (decide-sample.ts): shown, not offered as a form.
   const content = signed.length
     ? html`${again ? formAlert(again.errors) : ''}
-      ${(Object.entries(valuesOf(sample)) as Array<[string, string | undefined]>).map(([k, v]) =>
-        frozenField(
-          k.replaceAll('_', ' '),
-          v ?? '',
-          `Frozen: signed order ${signed.join(', ')} holds this sample (its samplesheet rows are made of it).`,
-        ),
-      )}`
+        <p class="notice info" id="frozen-why">
+          Signed order ${signed.join(', ')} holds this sample: its samplesheet rows are made of it, so nothing of it can change. To correct it, enter
+          the order in error.
+        </p>
+        ${(Object.entries(valuesOf(sample)) as Array<[string, string | undefined]>).map(([k, v]) => frozenField(k.replaceAll('_', ' '), v ?? ''))}`
     : await sampleForm(c, page, {
         action: `${b}/samples/${sample.id}/edit`,
         values: again?.values ?? valuesOf(sample),

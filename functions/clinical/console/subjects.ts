@@ -74,23 +74,30 @@ async function subjectForm(
   const { values: v, errors: e } = opts
   const parents = await parentChoices(c, page)
   const frozen = new Set<string>(opts.frozenBy?.length ? FROZEN_SUBJECT_FIELDS : [])
-  const why = `Frozen while signed order ${opts.frozenBy?.join(', ')} holds this subject's samples: it feeds the order's samplesheet and pedigree. To correct it, enter the order in error.`
-  const one = (name: (typeof FIELDS)[number], label: string, control: Raw) => (frozen.has(name) ? frozenField(label, v[name] ?? '', why) : control)
   const parentName = (id: string | undefined, list: Array<{ value: string; label: string }>) => list.find((o) => o.value === id)?.label ?? id ?? ''
+  const shown: SubjectValues = { ...v, mother_id: parentName(v.mother_id, parents.mother), father_id: parentName(v.father_id, parents.father) }
+  const one = (name: (typeof FIELDS)[number], label: string, control: Raw) => (frozen.has(name) ? frozenField(label, shown[name] ?? '') : control)
   return html`<form method="post" action="${opts.action}" class="stack" id="subject-form" novalidate>
-      ${csrfField(page)} ${formAlert(e)}
-      ${one('external_id', 'External id', field({ name: 'external_id', label: 'External id', value: v.external_id, error: e.external_id, required: true, hint: "The lab's identifier (case or MRN), unique in the project; no spaces" }))}
-      ${field({ name: 'display_name', label: 'Name', value: v.display_name, error: e.display_name, hint: 'Optional' })}
-      ${one('sex', 'Sex', field({ name: 'sex', label: 'Sex', value: v.sex ?? 'unknown', error: e.sex, options: optionsOf(SEXES) }))}
-      ${field({ name: 'birth_date', label: 'Birth date', type: 'date', value: v.birth_date, error: e.birth_date, hint: 'Optional, YYYY-MM-DD' })}
-      ${one('affected_status', 'Affected status', field({ name: 'affected_status', label: 'Affected status', value: v.affected_status ?? 'unknown', error: e.affected_status, options: optionsOf(AFFECTED_STATUSES) }))}
-      ${field({ name: 'phenotypes', label: 'Phenotypes (HPO terms)', value: v.phenotypes, error: e.phenotypes, hint: 'HPO term ids separated by spaces or commas, e.g. HP:0001250 HP:0001263' })}
-      ${one('family_id', 'Family id', field({ name: 'family_id', label: 'Family id', value: v.family_id, error: e.family_id, hint: 'Optional: the family (pedigree) the subject belongs to' }))}
-      ${one('mother_id', 'Mother', field({ name: 'mother_id', label: 'Mother', value: v.mother_id ?? '', error: e.mother_id, options: [{ value: '', label: '— none recorded —' }, ...parents.mother] }))}
-      ${one('father_id', 'Father', field({ name: 'father_id', label: 'Father', value: v.father_id ?? '', error: e.father_id, options: [{ value: '', label: '— none recorded —' }, ...parents.father] }))}
-      <div class="actions"><button type="submit" id="save-subject">${opts.submit}</button></div>
-    </form>
-    ${frozen.size ? html`<p class="muted">Mother: ${parentName(v.mother_id, parents.mother)}; father: ${parentName(v.father_id, parents.father)}.</p>` : ''}`
+    ${csrfField(page)} ${formAlert(e)}
+    ${
+      frozen.size
+        ? html`<p class="notice info" id="frozen-why">
+            Signed order ${opts.frozenBy?.join(', ')} holds this subject's samples: the fields marked frozen feed its samplesheet and pedigree and
+            cannot change. To correct one, enter the order in error. The name, birth date and HPO terms stay editable.
+          </p>`
+        : ''
+    }
+    ${one('external_id', 'External id', field({ name: 'external_id', label: 'External id', value: v.external_id, error: e.external_id, required: true, hint: "The lab's identifier (case or MRN), unique in the project; no spaces" }))}
+    ${field({ name: 'display_name', label: 'Name', value: v.display_name, error: e.display_name, hint: 'Optional' })}
+    ${one('sex', 'Sex', field({ name: 'sex', label: 'Sex', value: v.sex ?? 'unknown', error: e.sex, options: optionsOf(SEXES) }))}
+    ${field({ name: 'birth_date', label: 'Birth date', type: 'date', value: v.birth_date, error: e.birth_date, hint: 'Optional, YYYY-MM-DD' })}
+    ${one('affected_status', 'Affected status', field({ name: 'affected_status', label: 'Affected status', value: v.affected_status ?? 'unknown', error: e.affected_status, options: optionsOf(AFFECTED_STATUSES) }))}
+    ${field({ name: 'phenotypes', label: 'Phenotypes (HPO terms)', value: v.phenotypes, error: e.phenotypes, hint: 'HPO term ids separated by spaces or commas, e.g. HP:0001250 HP:0001263' })}
+    ${one('family_id', 'Family id', field({ name: 'family_id', label: 'Family id', value: v.family_id, error: e.family_id, hint: 'Optional: the family (pedigree) the subject belongs to' }))}
+    ${one('mother_id', 'Mother', field({ name: 'mother_id', label: 'Mother', value: v.mother_id ?? '', error: e.mother_id, options: [{ value: '', label: '— none recorded —' }, ...parents.mother] }))}
+    ${one('father_id', 'Father', field({ name: 'father_id', label: 'Father', value: v.father_id ?? '', error: e.father_id, options: [{ value: '', label: '— none recorded —' }, ...parents.father] }))}
+    <div class="actions"><button type="submit" id="save-subject">${opts.submit}</button></div>
+  </form>`
 }
 
 /** The form's text values as the API's JSON: blanks are absent (create) or null (edit: cleared), HPO terms split on spaces and commas. */

@@ -201,7 +201,7 @@ describe('the clinical console: permissions, CSRF, tenancy and frozen fields of 
     expect(edit).not.toContain('name="sex"')
     expect(edit).not.toContain('name="affected_status"')
     expect(edit).toContain('name="display_name"')
-    expect(edit).toContain(`Frozen while signed order ${t.order.accession}`)
+    expect(edit).toContain(`Signed order ${t.order.accession} holds`)
     const res = await owner.post(`${p}/subjects/${t.proband.id}/edit`, { sex: 'female', display_name: 'Renamed' })
     expect(res.status).toBe(409)
     expect(await res.text()).toContain(`signed order ${t.order.accession}`)

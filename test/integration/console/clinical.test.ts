@@ -142,7 +142,8 @@ describe('the clinical console in a browser', async () => {
         await page.click('#edit-subject')
         expect(await page.locator('#f-sex').count()).toBe(0)
         expect(await page.locator('#f-display_name').count()).toBe(1)
-        await expect(page.locator('.field.frozen').first().innerText()).resolves.toContain(`signed order ${accession}`)
+        await expect(page.locator('#frozen-why').innerText()).resolves.toContain(`Signed order ${accession}`)
+        await expect(page.locator('.field.frozen').first().innerText()).resolves.toContain(names.proband)
         await checkPage(page, 'clinical-subject-edit-frozen')
       } finally {
         await context.close()
