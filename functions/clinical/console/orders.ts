@@ -331,7 +331,7 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
       return redirectWithNotice(
         c,
         `${base(c, page)}/orders/${order.id}`,
-        `Sample ${result.sample.external_id} ${result.added ? 'added' : 'now has the role'} ${role.data}.`,
+        `Sample ${result.sample.external_id} ${result.added ? 'added as' : 'now has the role'} ${role.data}.`,
       )
     } catch (err) {
       const { status, errors } = refusalErrors(err, [])
@@ -457,20 +457,21 @@ async function orderPage(
     draft && can('clinical.write') ? (await deps.samples.list(page.project.id, {}, { page_size: SAMPLE_CHOICES })).items : []
   const addForm =
     draft && can('clinical.write')
-      ? html`<form method="post" action="${b}/orders/${order.id}/samples" class="stack" id="add-order-sample">
-          ${csrfField(page)}
-          ${field({
-            name: 'sample_id',
-            label: 'Sample',
-            options: [
-              { value: '', label: '— choose a sample —' },
-              ...choices.filter((s) => !order.sample_ids.includes(s.id)).map((s) => ({ value: s.id, label: s.external_id })),
-            ],
-            error: e.sample,
-          })}
-          ${field({ name: 'role', label: 'Role', value: 'proband', options: optionsOf(SAMPLE_ROLES) })}
-          <div class="actions"><button type="submit" id="add-sample">Add to the order</button></div>
-        </form>`
+      ? html`<h3>Add a sample</h3>
+          <form method="post" action="${b}/orders/${order.id}/samples" class="stack" id="add-order-sample">
+            ${csrfField(page)}
+            ${field({
+              name: 'sample_id',
+              label: 'Sample',
+              options: [
+                { value: '', label: '— choose a sample —' },
+                ...choices.filter((s) => !order.sample_ids.includes(s.id)).map((s) => ({ value: s.id, label: s.external_id })),
+              ],
+              error: e.sample,
+            })}
+            ${field({ name: 'role', label: 'Role', value: 'proband', options: optionsOf(SAMPLE_ROLES) })}
+            <div class="actions"><button type="submit" id="add-sample">Add to the order</button></div>
+          </form>`
       : e.sample
         ? html`<p class="notice warn" role="alert">${e.sample}</p>`
         : ''
@@ -486,6 +487,14 @@ async function orderPage(
     >
       ${csrfField(page)}<input type="hidden" name="to" value="${to}" />
       ${needsReason ? textArea({ name: 'reason', label: `Reason to ${words(to)}`, rows: 2 }) : ''}
+      ${
+        to === 'signed'
+          ? html`<p class="hint" id="sign-means">
+              Signing accepts the requisition for these ${order.samples.length} sample(s) with their roles: from then on the samples, their roles, the
+              order's fields and the subjects' pedigree fields are frozen, and the labflow starts.
+            </p>`
+          : ''
+      }
       <div class="actions"><button type="submit" id="move-${to}" class="${CONFIRMED.has(to) ? 'danger' : ''}">${MOVE_LABEL[to]}</button></div>
     </form>`
   })
