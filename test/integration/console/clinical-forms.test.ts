@@ -212,6 +212,20 @@ describe('the clinical console: permissions, CSRF, tenancy and frozen fields of 
     expect((await api('GET', `/subjects/${t.proband.id}`)).body.display_name).toBe('Proband, Test')
   })
 
+  it('refuses a move the order-status table does not give this person (no button shown) with the decision’s 403 and access.denied on the order', async () => {
+    const t = await trio()
+    const lab = await world.caller(['lab'])
+    const browser = await browserOf(lab.user.id)
+    const page = await (await browser.get(`${p}/orders/${t.order.id}`)).text()
+    expect(page).not.toContain('id="move-cancelled"')
+    const res = await browser.post(`${p}/orders/${t.order.id}/transition`, { to: 'cancelled', reason: 'duplicate', confirmed: 'yes' })
+    expect(res.status).toBe(403)
+    expect(await res.text()).toContain('permission order.cancel is required')
+    expect((await api('GET', `/orders/${t.order.id}`)).body.status).toBe('draft')
+    const denied = (await events('access.denied', lab.user.id)).filter((e) => e.entity.type === 'order' && e.entity.id === t.order.id)
+    expect(denied).toHaveLength(1)
+  })
+
   it('draws the family as an SVG pedigree with a text table of the same members', async () => {
     const t = await trio()
     const res = await owner.get(`${p}/families/${t.family}`)
