@@ -1,7 +1,15 @@
 import type { z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { consoleProject, html, stopWithPage, type ConsoleProject, type Raw } from '../../../lib/console/index.js'
-import { ApiError } from '../../../lib/errors.js'
+import {
+  checkForm,
+  consoleProject,
+  formRefusal,
+  html,
+  stopWithPage,
+  withoutBlanks,
+  type ConsoleProject,
+  type Raw,
+} from '../../../lib/console/index.js'
 import type { Permission } from '../../../lib/auth/roles.js'
 import type { ClinicalEnv } from '../deps.js'
 
@@ -19,46 +27,47 @@ export async function clinicalPage(c: Context<ClinicalEnv>, permission: Permissi
   return page
 }
 
-/** The field messages of a form, by field name; `''` holds what names no field. */
-export type FieldErrors = Record<string, string>
-
 /**
  * A list page's filters, read with the API's own query schema (blank fields of the filter form are
  * absent): a bad value is a 400 page naming the field, as the API answers it.
  */
-export function listQuery<T extends z.ZodTypeAny>(c: Context<ClinicalEnv>, schema: T, names: readonly string[]): z.infer<T> {
-  const given = Object.fromEntries(names.flatMap((n) => (c.req.query(n)?.trim() ? [[n, c.req.query(n)!.trim()]] : [])))
-  const parsed = schema.safeParse(given)
-  if (!parsed.success) return stopWithPage(c, 400, Object.values(schemaErrors(parsed.error)).join('; '))
-  return parsed.data
+export function listQuery<T extends z.ZodType>(c: Context<ClinicalEnv>, schema: T, names: readonly string[]): z.infer<T> {
+  const given = Object.fromEntries(names.map((n) => [n, c.req.query(n)?.trim()]))
+  const checked = checkForm(schema, withoutBlanks(given))
+  if (!checked.ok)
+    return stopWithPage(
+      c,
+      400,
+      Object.entries(checked.errors)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; '),
+    )
+  return checked.data
 }
 
-/** The first message per top-level field of a schema's refusal, worded as the API words it (`field: message`). */
-export function schemaErrors(error: z.ZodError): FieldErrors {
-  const out: FieldErrors = {}
-  for (const issue of error.issues) {
-    const name = String(issue.path[0] ?? '')
-    out[name] ??= issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message
-  }
-  return out
-}
+/** The field messages of a form, by field name; `_` holds what names no field (as the kernel's `checkForm`). */
+export type FieldErrors = Record<string, string>
+export type FormStatus = 400 | 403 | 404 | 409 | 412
 
 /**
- * A store's refusal of a form (400, 404, 409) as field messages: the API's details name their field
- * first (`mother_id: no such subject`, `phenotypes.2: …`), so the message goes beside that field;
- * a detail about the record as a whole stays at the top of the form. A 403 and anything else is
- * not a form error: it is thrown on to the console's error page (which records the denial).
+ * A store's refusal of a form (the kernel's `formRefusal`: a decision's 403 records its
+ * access.denied) as field messages: the API's details name their field first (`mother_id: no such
+ * subject`, `phenotypes.2: …`), so the message goes beside that field; a detail about the record as
+ * a whole stays above the form.
  */
-export function refusalErrors(err: unknown, fields: readonly string[]): { status: 400 | 404 | 409; errors: FieldErrors } {
-  if (!(err instanceof ApiError) || (err.status !== 400 && err.status !== 404 && err.status !== 409)) throw err
-  const named = /^([a-z_]+)[.:]/.exec(err.detail)?.[1]
-  const field = named && fields.includes(named) ? named : ''
-  return { status: err.status, errors: { [field]: err.detail } }
+export async function refusedForm(
+  c: Context<ClinicalEnv>,
+  err: unknown,
+  fields: readonly string[],
+): Promise<{ status: FormStatus; errors: FieldErrors }> {
+  const { status, detail } = await formRefusal(c, err)
+  const named = /^([a-z_]+)[.:]/.exec(detail)?.[1]
+  return { status, errors: { [named && fields.includes(named) ? named : '_']: detail } }
 }
 
 /** The form's message about the record as a whole, above the fields. */
 export const formAlert = (errors: FieldErrors): Raw | '' =>
-  errors[''] ? html`<p class="notice warn" role="alert" id="form-error">${errors['']}</p>` : ''
+  errors._ ? html`<p class="notice warn" role="alert" id="form-error">${errors._}</p>` : ''
 
 /** A multi-line text field (the kernel's `field` has inputs and selects), labelled and described alike. */
 export function textArea(opts: { name: string; label: string; value?: string; hint?: string; error?: string; rows?: number }): Raw {

@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono'
 import {
   badge,
+  checkForm,
   confirmView,
   csrfField,
   field,
@@ -21,7 +22,7 @@ import { samplesheetCsv } from '../../../domain/clinical/samplesheet.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
 import { CreateOrder, OrderListQuery, RoleSchema, TransitionBody, UpdateOrder } from '../schemas.js'
 import { canFor, checkAssignee, projectOf, toOrder } from '../views.js'
-import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusalErrors, schemaErrors, textArea, type FieldErrors } from './forms.js'
+import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusedForm, textArea, type FieldErrors, type FormStatus } from './forms.js'
 import { orderLinks } from './links.js'
 
 /**
@@ -236,7 +237,7 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
     const page = await clinicalPage(c, 'clinical.write')
     const b = base(c, page)
     const values = Object.fromEntries(FIELDS.map((f) => [f, page.form.get(f)])) as OrderValues
-    const again = (errors: FieldErrors, status: 400 | 404 | 409) =>
+    const again = (errors: FieldErrors, status: FormStatus) =>
       renderConsole(
         c,
         {
@@ -248,8 +249,8 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
         },
         status,
       )
-    const parsed = CreateOrder.safeParse(orderBody(page))
-    if (!parsed.success) return again(schemaErrors(parsed.error), 400)
+    const parsed = checkForm(CreateOrder, orderBody(page))
+    if (!parsed.ok) return again(parsed.errors, 400)
     try {
       await checkAssignee(c, parsed.data.assignee)
       const order = await c.get('deps').orders.create(auditContext(c), projectOf(c), parsed.data, page.principal.user.id)
@@ -259,7 +260,7 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
         `Draft order ${order.accession} created: add its samples with their roles, then sign it.`,
       )
     } catch (err) {
-      const { status, errors } = refusalErrors(err, [...FIELDS, 'requester'])
+      const { status, errors } = await refusedForm(c, err, [...FIELDS, 'requester'])
       return again(errors, status)
     }
   })
@@ -298,14 +299,14 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
       assignee: get('assignee'),
       outcome: get('outcome') ?? undefined,
     }
-    const parsed = UpdateOrder.safeParse(body)
-    if (!parsed.success) return editPage(c, page, order, { values, errors: schemaErrors(parsed.error), status: 400 })
+    const parsed = checkForm(UpdateOrder, body)
+    if (!parsed.ok) return editPage(c, page, order, { values, errors: parsed.errors, status: 400 })
     try {
       await checkAssignee(c, parsed.data.assignee)
       const updated = await c.get('deps').orders.update(auditContext(c), projectOf(c), order.id, parsed.data, canFor(c))
       return redirectWithNotice(c, `${base(c, page)}/orders/${updated.id}`, `Order ${updated.accession} saved.`)
     } catch (err) {
-      const { status, errors } = refusalErrors(err, [...FIELDS, 'requester'])
+      const { status, errors } = await refusedForm(c, err, [...FIELDS, 'requester'])
       return editPage(c, page, order, { values, errors, status })
     }
   })
@@ -334,8 +335,8 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
         `Sample ${result.sample.external_id} ${result.added ? 'added as' : 'now has the role'} ${role.data}.`,
       )
     } catch (err) {
-      const { status, errors } = refusalErrors(err, [])
-      return orderPage(c, page, order, { errors: { sample: errors[''] ?? '' }, status })
+      const { status, errors } = await refusedForm(c, err, [])
+      return orderPage(c, page, order, { errors: { sample: errors._ ?? '' }, status })
     }
   })
 
@@ -347,8 +348,8 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
       await c.get('deps').orders.removeSample(auditContext(c), projectOf(c), order.id, c.req.param('sample'))
       return redirectWithNotice(c, `${base(c, page)}/orders/${order.id}`, 'Sample removed from the order.')
     } catch (err) {
-      const { status, errors } = refusalErrors(err, [])
-      return orderPage(c, page, order, { errors: { sample: errors[''] ?? '' }, status })
+      const { status, errors } = await refusedForm(c, err, [])
+      return orderPage(c, page, order, { errors: { sample: errors._ ?? '' }, status })
     }
   })
 
@@ -357,9 +358,16 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
     const b = base(c, page)
     const order = await loadOrder(c, page, c.req.param('id'))
     if (!order) return notFound(c, page)
-    const parsed = TransitionBody.safeParse({ to: page.form.get('to'), reason: page.form.get('reason') || undefined })
-    if (!parsed.success)
-      return orderPage(c, page, order, { errors: { transition: Object.values(schemaErrors(parsed.error)).join('; ') }, status: 400 })
+    const parsed = checkForm(TransitionBody, { to: page.form.get('to'), reason: page.form.get('reason') || undefined })
+    if (!parsed.ok)
+      return orderPage(c, page, order, {
+        errors: {
+          transition: Object.entries(parsed.errors)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join('; '),
+        },
+        status: 400,
+      })
     const { to, reason } = parsed.data
     if (CONFIRMED.has(to) && !page.form.confirmed) {
       const confirm = confirmView({
@@ -377,8 +385,8 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
       const moved = await c.get('deps').orders.transition(auditContext(c), projectOf(c), order.id, { to, reason }, canFor(c), page.principal.user.id)
       return redirectWithNotice(c, `${b}/orders/${moved.id}`, `Order ${moved.accession} is now ${words(moved.status)}.`)
     } catch (err) {
-      const { status, errors } = refusalErrors(err, [])
-      return orderPage(c, page, order, { errors: { transition: errors[''] ?? '' }, status })
+      const { status, errors } = await refusedForm(c, err, [])
+      return orderPage(c, page, order, { errors: { transition: errors._ ?? '' }, status })
     }
   })
 
@@ -400,8 +408,8 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
         `Labflow: ${transition} taken; the order is at ${stage?.name ?? moved.order.labflow_state?.stage}.`,
       )
     } catch (err) {
-      const { status, errors } = refusalErrors(err, [])
-      return orderPage(c, page, order, { errors: { labflow: errors[''] ?? '' }, status })
+      const { status, errors } = await refusedForm(c, err, [])
+      return orderPage(c, page, order, { errors: { labflow: errors._ ?? '' }, status })
     }
   })
 }
@@ -417,7 +425,7 @@ async function orderPage(
   c: Context<ClinicalEnv>,
   page: ConsoleProject,
   order: OrderRecord,
-  again?: { errors: FieldErrors; status: 400 | 404 | 409 },
+  again?: { errors: FieldErrors; status: FormStatus },
 ): Promise<Response> {
   const b = base(c, page)
   const deps = c.get('deps')
@@ -711,7 +719,7 @@ function editPage(
   c: Context<ClinicalEnv>,
   page: ConsoleProject,
   order: OrderRecord,
-  form: { values: OrderValues; errors: FieldErrors; status?: 400 | 404 | 409 },
+  form: { values: OrderValues; errors: FieldErrors; status?: FormStatus },
 ): Response {
   const b = base(c, page)
   const outcome = (order.status === 'in_review' || order.status === 'completed') && canFor(c)('report.sign')

@@ -1,5 +1,15 @@
 import type { Context, Hono } from 'hono'
-import { csrfField, field, html, pager, redirectWithNotice, renderConsole, type ConsoleProject, type Raw } from '../../../lib/console/index.js'
+import {
+  checkForm,
+  csrfField,
+  field,
+  html,
+  pager,
+  redirectWithNotice,
+  renderConsole,
+  type ConsoleProject,
+  type Raw,
+} from '../../../lib/console/index.js'
 import { auditContext, type AppEnv } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
 import { publicBase } from '../../../lib/pages.js'
@@ -8,7 +18,7 @@ import { SAMPLE_TYPES, type SampleRecord, type SubjectRecord } from '../../../do
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
 import { CreateSample, SampleListQuery, UpdateSample } from '../schemas.js'
 import { projectOf } from '../views.js'
-import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusalErrors, schemaErrors, textArea, type FieldErrors } from './forms.js'
+import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusedForm, textArea, type FieldErrors, type FormStatus } from './forms.js'
 import { historyLink } from './links.js'
 import { sampleTable } from './subjects.js'
 
@@ -136,7 +146,7 @@ export function samplePages(app: Hono<AppEnv<ClinicalDeps>>) {
     const page = await clinicalPage(c, 'clinical.write')
     const b = base(c, page)
     const values = Object.fromEntries(FIELDS.map((f) => [f, page.form.get(f)])) as SampleValues
-    const again = async (errors: FieldErrors, status: 400 | 404 | 409) => {
+    const again = async (errors: FieldErrors, status: FormStatus) => {
       const form = await sampleForm(c, page, { action: `${b}/samples`, values, errors, submit: 'Create sample' })
       return renderConsole(
         c,
@@ -150,8 +160,8 @@ export function samplePages(app: Hono<AppEnv<ClinicalDeps>>) {
         status,
       )
     }
-    const parsed = CreateSample.safeParse(formBody(page, FIELDS, false))
-    if (!parsed.success) return again(schemaErrors(parsed.error), 400)
+    const parsed = checkForm(CreateSample, formBody(page, FIELDS, false))
+    if (!parsed.ok) return again(parsed.errors, 400)
     const date = (v: string | undefined) => (v ? new Date(v) : undefined)
     try {
       const sample = await c
@@ -164,7 +174,7 @@ export function samplePages(app: Hono<AppEnv<ClinicalDeps>>) {
         )
       return redirectWithNotice(c, `${b}/samples/${sample.id}`, `Sample ${sample.external_id} created.`)
     } catch (err) {
-      const { status, errors } = refusalErrors(err, FIELDS)
+      const { status, errors } = await refusedForm(c, err, FIELDS)
       return again(errors, status)
     }
   })
@@ -252,8 +262,8 @@ export function samplePages(app: Hono<AppEnv<ClinicalDeps>>) {
     if (!sample) return notFound(c, page)
     const sent = FIELDS.filter((f) => page.form.all(f).length > 0)
     const values = { ...valuesOf(sample), ...Object.fromEntries(sent.map((f) => [f, page.form.get(f)])) } as SampleValues
-    const parsed = UpdateSample.safeParse(formBody(page, sent, true))
-    if (!parsed.success) return editPage(c, page, sample.id, { values, errors: schemaErrors(parsed.error), status: 400 })
+    const parsed = checkForm(UpdateSample, formBody(page, sent, true))
+    if (!parsed.ok) return editPage(c, page, sample.id, { values, errors: parsed.errors, status: 400 })
     const date = (v: string | null | undefined) => (v === undefined ? undefined : v === null ? null : new Date(v))
     try {
       const { fastq, collected_at, received_at, ...rest } = parsed.data
@@ -265,7 +275,7 @@ export function samplePages(app: Hono<AppEnv<ClinicalDeps>>) {
       })
       return redirectWithNotice(c, `${b}/samples/${updated.id}`, `Sample ${updated.external_id} saved.`)
     } catch (err) {
-      const { status, errors } = refusalErrors(err, FIELDS)
+      const { status, errors } = await refusedForm(c, err, FIELDS)
       return editPage(c, page, sample.id, { values, errors, status })
     }
   })
@@ -275,7 +285,7 @@ async function editPage(
   c: Context<ClinicalEnv>,
   page: ConsoleProject,
   id: string,
-  again?: { values: SampleValues; errors: FieldErrors; status: 400 | 404 | 409 },
+  again?: { values: SampleValues; errors: FieldErrors; status: FormStatus },
 ): Promise<Response> {
   const b = base(c, page)
   const sample = await loadSample(c, page, id)

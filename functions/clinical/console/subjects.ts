@@ -1,5 +1,16 @@
 import type { Context, Hono } from 'hono'
-import { badge, csrfField, field, html, pager, redirectWithNotice, renderConsole, type ConsoleProject, type Raw } from '../../../lib/console/index.js'
+import {
+  badge,
+  checkForm,
+  csrfField,
+  field,
+  html,
+  pager,
+  redirectWithNotice,
+  renderConsole,
+  type ConsoleProject,
+  type Raw,
+} from '../../../lib/console/index.js'
 import { auditContext, type AppEnv } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
 import { publicBase } from '../../../lib/pages.js'
@@ -9,7 +20,7 @@ import { AFFECTED_STATUSES, SEXES, type SampleRecord, type SubjectRecord } from 
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
 import { CreateSubject, SubjectListQuery, UpdateSubject } from '../schemas.js'
 import { projectOf } from '../views.js'
-import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusalErrors, schemaErrors, type FieldErrors } from './forms.js'
+import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusedForm, type FieldErrors, type FormStatus } from './forms.js'
 import { historyLink } from './links.js'
 import { pedigreeSvg } from './pedigree-svg.js'
 
@@ -195,7 +206,7 @@ export function subjectPages(app: Hono<AppEnv<ClinicalDeps>>) {
     const page = await clinicalPage(c, 'clinical.write')
     const b = base(c, page)
     const values = Object.fromEntries(FIELDS.map((f) => [f, page.form.get(f)])) as SubjectValues
-    const again = async (errors: FieldErrors, status: 400 | 404 | 409) => {
+    const again = async (errors: FieldErrors, status: FormStatus) => {
       const form = await subjectForm(c, page, { action: `${b}/subjects`, values, errors, submit: 'Create subject' })
       return renderConsole(
         c,
@@ -209,13 +220,13 @@ export function subjectPages(app: Hono<AppEnv<ClinicalDeps>>) {
         status,
       )
     }
-    const parsed = CreateSubject.safeParse(formBody(page, FIELDS, false))
-    if (!parsed.success) return again(schemaErrors(parsed.error), 400)
+    const parsed = checkForm(CreateSubject, formBody(page, FIELDS, false))
+    if (!parsed.ok) return again(parsed.errors, 400)
     try {
       const subject = await c.get('deps').subjects.create(auditContext(c), projectOf(c), parsed.data, page.principal.user.id)
       return redirectWithNotice(c, `${b}/subjects/${subject.id}`, `Subject ${subject.external_id} created.`)
     } catch (err) {
-      const { status, errors } = refusalErrors(err, FIELDS)
+      const { status, errors } = await refusedForm(c, err, FIELDS)
       return again(errors, status)
     }
   })
@@ -314,9 +325,9 @@ export function subjectPages(app: Hono<AppEnv<ClinicalDeps>>) {
     if (!subject) return renderConsole(c, { ...view(page), title: 'Not found', body: notFoundBody('subject') }, 404)
     // Only the fields the form sent: a frozen field is not in the form, so it is not sent (and if it is, the decision refuses it).
     const sent = FIELDS.filter((f) => page.form.all(f).length > 0)
-    const parsed = UpdateSubject.safeParse(formBody(page, sent, true))
+    const parsed = checkForm(UpdateSubject, formBody(page, sent, true))
     const values = { ...valuesOf(subject), ...Object.fromEntries(sent.map((f) => [f, page.form.get(f)])) } as SubjectValues
-    if (!parsed.success) return editPage(c, page, id, { values, errors: schemaErrors(parsed.error), status: 400 })
+    if (!parsed.ok) return editPage(c, page, id, { values, errors: parsed.errors, status: 400 })
     try {
       const { phenotypes, ...rest } = parsed.data
       const updated = await c.get('deps').subjects.update(auditContext(c), projectOf(c), subject.id, {
@@ -325,7 +336,7 @@ export function subjectPages(app: Hono<AppEnv<ClinicalDeps>>) {
       })
       return redirectWithNotice(c, `${b}/subjects/${updated.id}`, `Subject ${updated.external_id} saved.`)
     } catch (err) {
-      const { status, errors } = refusalErrors(err, FIELDS)
+      const { status, errors } = await refusedForm(c, err, FIELDS)
       return editPage(c, page, id, { values, errors, status })
     }
   })
@@ -347,7 +358,7 @@ async function editPage(
   c: Context<ClinicalEnv>,
   page: ConsoleProject,
   id: string,
-  again?: { values: SubjectValues; errors: FieldErrors; status: 400 | 404 | 409 },
+  again?: { values: SubjectValues; errors: FieldErrors; status: FormStatus },
 ): Promise<Response> {
   const b = base(c, page)
   const subject = await loadSubject(c, page, id)
