@@ -3,6 +3,7 @@ import type { Context } from 'hono'
 import {
   checkForm,
   consoleProject,
+  ownConsoleUrl,
   formRefusal,
   html,
   stopWithPage,
@@ -102,5 +103,5 @@ export const optionsOf = (values: readonly string[], blank?: string) => [
   ...values.map((v) => ({ value: v, label: v.replaceAll('_', ' ') })),
 ]
 
-/** Where a page of the project lives on this service. */
-export const projectPath = (base: string, project: { id: string }, path: string) => `${base}/console/p/${project.id}/${path}`
+/** Where the project's pages live on this service: `{clinical}/console/p/<project id>`. */
+export const projectBase = (c: Context<ClinicalEnv>, page: ConsoleProject) => ownConsoleUrl(c, `/p/${page.project.id}`)

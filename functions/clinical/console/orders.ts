@@ -9,12 +9,12 @@ import {
   pager,
   redirectWithNotice,
   renderConsole,
+  time,
   type ConsoleProject,
   type Raw,
   type Tone,
 } from '../../../lib/console/index.js'
 import { auditContext, type AppEnv } from '../../../lib/http.js'
-import { publicBase } from '../../../lib/pages.js'
 import { availableLabflowTransitions, type LabflowVersion } from '../../../domain/clinical/labflows.js'
 import { OUTCOMES, PRIORITIES, SAMPLE_ROLES, type OrderRecord, type SampleRecord } from '../../../domain/clinical/model.js'
 import { edgeBetween, LAB_ACTIVE, ORDER_STATUSES, type OrderStatus } from '../../../domain/clinical/order-status.js'
@@ -22,7 +22,18 @@ import { samplesheetCsv } from '../../../domain/clinical/samplesheet.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
 import { CreateOrder, OrderListQuery, RoleSchema, TransitionBody, UpdateOrder } from '../schemas.js'
 import { canFor, checkAssignee, projectOf, toOrder } from '../views.js'
-import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusedForm, textArea, type FieldErrors, type FormStatus } from './forms.js'
+import {
+  clinicalPage,
+  projectBase,
+  formAlert,
+  frozenField,
+  listQuery,
+  optionsOf,
+  refusedForm,
+  textArea,
+  type FieldErrors,
+  type FormStatus,
+} from './forms.js'
 import { orderLinks } from './links.js'
 
 /**
@@ -51,7 +62,7 @@ const ORDER_RUNS = 20
 /** Moves that end or void the order: asked again before they are taken. */
 const CONFIRMED: ReadonlySet<OrderStatus> = new Set(['cancelled', 'entered_in_error'])
 
-const base = (c: Context<ClinicalEnv>, page: ConsoleProject) => `${publicBase(c)}/console/p/${page.project.id}`
+const base = projectBase
 const view = (page: ConsoleProject) => ({ session: page, project: { project: page.project, org: page.org }, section: 'orders' as const })
 const words = (s: string) => s.replaceAll('_', ' ')
 
@@ -550,7 +561,7 @@ async function orderPage(
                 ${state.history.map(
                   (h) =>
                     html`<tr>
-                      <td>${h.at.toDate().toISOString()}</td>
+                      <td>${time(h.at)}</td>
                       <td>${h.transition}</td>
                       <td>${h.from}</td>
                       <td>${h.to ?? 'removed'}</td>
@@ -614,7 +625,7 @@ async function orderPage(
         </tr>
         <tr>
           <th scope="row">Signed</th>
-          <td>${order.signed ? `by ${order.signed.by === me ? 'me' : order.signed.by} at ${order.signed.at.toDate().toISOString()}` : 'not yet'}</td>
+          <td>${order.signed ? html`by ${order.signed.by === me ? 'me' : order.signed.by} at ${time(order.signed.at)}` : 'not yet'}</td>
         </tr>
         <tr>
           <th scope="row">Notes${frozenMark('notes')}</th>
@@ -675,7 +686,7 @@ async function orderPage(
                 ${order.status_history.map(
                   (h) =>
                     html`<tr>
-                      <td>${h.at.toDate().toISOString()}</td>
+                      <td>${time(h.at)}</td>
                       <td>${words(h.from)}</td>
                       <td>${words(h.to)}</td>
                       <td>${h.reason ?? ''}</td>

@@ -12,13 +12,23 @@ import {
 } from '../../../lib/console/index.js'
 import { auditContext, type AppEnv } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
-import { publicBase } from '../../../lib/pages.js'
 import { frozenBy } from '../../../domain/clinical/decide.js'
 import { SAMPLE_TYPES, type SampleRecord, type SubjectRecord } from '../../../domain/clinical/model.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
 import { CreateSample, SampleListQuery, UpdateSample } from '../schemas.js'
 import { projectOf } from '../views.js'
-import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusedForm, textArea, type FieldErrors, type FormStatus } from './forms.js'
+import {
+  clinicalPage,
+  projectBase,
+  formAlert,
+  frozenField,
+  listQuery,
+  optionsOf,
+  refusedForm,
+  textArea,
+  type FieldErrors,
+  type FormStatus,
+} from './forms.js'
 import { historyLink } from './links.js'
 import { sampleTable } from './subjects.js'
 
@@ -28,7 +38,7 @@ const FIELDS = ['external_id', 'subject_id', 'type', 'collected_at', 'received_a
 type SampleValues = Partial<Record<(typeof FIELDS)[number], string>>
 const SUBJECT_CHOICES = 200
 
-const base = (c: Context<ClinicalEnv>, page: ConsoleProject) => `${publicBase(c)}/console/p/${page.project.id}`
+const base = projectBase
 const view = (page: ConsoleProject) => ({ session: page, project: { project: page.project, org: page.org }, section: 'subjects' as const })
 const day = (t: SampleRecord['collected_at']) => (t ? t.toDate().toISOString().slice(0, 10) : undefined)
 

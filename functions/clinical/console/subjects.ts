@@ -13,14 +13,13 @@ import {
 } from '../../../lib/console/index.js'
 import { auditContext, type AppEnv } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
-import { publicBase } from '../../../lib/pages.js'
 import { FROZEN_SUBJECT_FIELDS } from '../../../domain/clinical/decide-subject.js'
 import { frozenBy } from '../../../domain/clinical/decide.js'
 import { AFFECTED_STATUSES, SEXES, type SampleRecord, type SubjectRecord } from '../../../domain/clinical/model.js'
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
 import { CreateSubject, SubjectListQuery, UpdateSubject } from '../schemas.js'
 import { projectOf } from '../views.js'
-import { clinicalPage, formAlert, frozenField, listQuery, optionsOf, refusedForm, type FieldErrors, type FormStatus } from './forms.js'
+import { clinicalPage, projectBase, formAlert, frozenField, listQuery, optionsOf, refusedForm, type FieldErrors, type FormStatus } from './forms.js'
 import { historyLink } from './links.js'
 import { pedigreeSvg } from './pedigree-svg.js'
 
@@ -30,7 +29,7 @@ const FIELDS = ['external_id', 'display_name', 'sex', 'birth_date', 'affected_st
 /** Families and parent choices read at most this many subjects (a family is small; the parent list is the newest of the project). */
 const FAMILY_MAX = 200
 
-const base = (c: Context<ClinicalEnv>, page: ConsoleProject) => `${publicBase(c)}/console/p/${page.project.id}`
+const base = projectBase
 const view = (page: ConsoleProject) => ({ session: page, project: { project: page.project, org: page.org }, section: 'subjects' as const })
 
 export const affectedBadge = (s: Pick<SubjectRecord, 'affected_status'>): Raw =>
