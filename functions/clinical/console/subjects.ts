@@ -25,6 +25,10 @@ import { pedigreeSvg } from './pedigree-svg.js'
 
 /** The subjects pages: list and search, create, a subject with its samples and family, edit (frozen fields shown as frozen), a family's pedigree. */
 
+/** What the subjects search box matches, in the order it tries them. */
+const SEARCH_BY = ['external_id', 'family_id', 'name'] as const
+const SEARCH_WORDS = { external_id: 'external id', family_id: 'family', name: 'a name containing' } as const
+
 const FIELDS = ['external_id', 'display_name', 'sex', 'birth_date', 'affected_status', 'phenotypes', 'family_id', 'mother_id', 'father_id'] as const
 /** Families and parent choices read at most this many subjects (a family is small; the parent list is the newest of the project). */
 const FAMILY_MAX = 200
@@ -129,15 +133,22 @@ export function subjectPages(app: Hono<AppEnv<ClinicalDeps>>) {
     const q = c.req.query('q')?.trim() ?? ''
     const { affected_status: affected } = listQuery(c, SubjectListQuery.pick({ affected_status: true }), ['affected_status'])
     const filters = { affected_status: affected }
-    let result = await subjects.list(page.project.id, q ? { ...filters, external_id: q } : filters, {
-      page_token: c.req.query('page_token'),
-      page_size: 50,
-    })
-    let searched = q ? `external id ${q}` : ''
-    if (q && !result.items.length) {
-      result = await subjects.list(page.project.id, { ...filters, family_id: q }, { page_token: c.req.query('page_token'), page_size: 50 })
-      searched = `family ${q}`
+    const by = SEARCH_BY.find((k) => k === c.req.query('by'))
+    const pageQuery = { page_token: c.req.query('page_token'), page_size: 50 }
+    if (q && !by) {
+      // A search names what it matched (an exact external id, else a family id, else a part of a name) in
+      // the address, so that its "Next page" asks the same query its page token was made with.
+      const url = new URL(c.req.url)
+      for (const kind of SEARCH_BY) {
+        const found = await subjects.list(page.project.id, { ...filters, [kind]: q }, { page_size: 1 })
+        if (found.items.length || kind === 'name') {
+          url.searchParams.set('by', kind)
+          return c.redirect(`${base(c, page)}/subjects${url.search}`, 302)
+        }
+      }
     }
+    const result = await subjects.list(page.project.id, q && by ? { ...filters, [by]: q } : filters, pageQuery)
+    const searched = q && by ? `${SEARCH_WORDS[by]} ${q}` : ''
     const b = base(c, page)
     const rows = result.items.map(
       (s) =>
@@ -153,7 +164,7 @@ export function subjectPages(app: Hono<AppEnv<ClinicalDeps>>) {
     const body = html`<h1>Subjects</h1>
       <p><a class="button" href="${b}/subjects/new" id="new-subject">New subject</a> <a href="${b}/samples">All samples</a></p>
       <form method="get" action="${b}/subjects" class="stack" role="search">
-        ${field({ name: 'q', label: 'Find by external id or family id', value: q, hint: 'The exact identifier, e.g. P-2026-0042 or FAM-0042' })}
+        ${field({ name: 'q', label: 'Find a subject', value: q, hint: 'An exact external id (P-2026-0042) or family id (FAM-0042), or a part of a name' })}
         ${field({ name: 'affected_status', label: 'Affected status', value: affected ?? '', options: optionsOf(AFFECTED_STATUSES, 'any') })}
         <div class="actions"><button type="submit" class="secondary">Search</button></div>
       </form>

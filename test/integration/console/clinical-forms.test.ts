@@ -127,6 +127,24 @@ describe('the clinical console: permissions, CSRF, tenancy and frozen fields of 
     expect((await owner.get(`${p}/orders?status=&priority=urgent&assignee=me`)).status).toBe(200)
   })
 
+  it('finds subjects by an exact external id, a family id or a part of a name, saying in the address which it matched', async () => {
+    const tag = rand()
+    const created = (
+      await api('POST', '/subjects', { body: { external_id: `P-${tag}`, display_name: `Lovelace-${tag}, Ada`, family_id: `FAM-${tag}` } })
+    ).body
+    for (const [q, by] of [
+      [`P-${tag}`, 'external_id'],
+      [`FAM-${tag}`, 'family_id'],
+      [`lovelace-${tag}`, 'name'],
+    ]) {
+      const res = await owner.get(`${p}/subjects?q=${q}`)
+      expect(res.status).toBe(302)
+      const found = new URL(res.headers.get('location')!)
+      expect(found.searchParams.get('by')).toBe(by)
+      expect(await (await owner.get(`${found.pathname}${found.search}`)).text()).toContain(`/subjects/${created.id}`)
+    }
+  })
+
   it('sends a person without a session to the platform login, returning to the page', async () => {
     const res = await app.request(`${p}/orders`)
     expect(res.status).toBe(302)
