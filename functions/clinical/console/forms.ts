@@ -71,8 +71,9 @@ export const formAlert = (errors: FieldErrors): Raw | '' =>
   errors._ ? html`<p class="notice warn" role="alert" id="form-error">${errors._}</p>` : ''
 
 /** A multi-line text field (the kernel's `field` has inputs and selects), labelled and described alike. */
-export function textArea(opts: { name: string; label: string; value?: string; hint?: string; error?: string; rows?: number }): Raw {
-  const id = `f-${opts.name}`
+export function textArea(opts: { name: string; label: string; value?: string; hint?: string; error?: string; rows?: number; id?: string }): Raw {
+  // `id` where one page has several forms with a field of the same name (each label must name its own field).
+  const id = opts.id ?? `f-${opts.name}`
   const described = [opts.hint ? `${id}-hint` : '', opts.error ? `${id}-error` : ''].filter(Boolean).join(' ')
   return html`<div class="field">
     <label for="${id}">${opts.label}</label>

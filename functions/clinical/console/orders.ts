@@ -505,7 +505,7 @@ async function orderPage(
       ${CONFIRMED.has(to) ? html` data-confirm="${MOVE_LABEL[to]} ${order.accession}? This cannot be undone."` : ''}
     >
       ${csrfField(page)}<input type="hidden" name="to" value="${to}" />
-      ${needsReason ? textArea({ name: 'reason', label: `Reason to ${words(to)}`, rows: 2 }) : ''}
+      ${needsReason ? textArea({ name: 'reason', label: `Reason to ${words(to)}`, rows: 2, id: `reason-${to}` }) : ''}
       ${
         to === 'signed'
           ? html`<p class="hint" id="sign-means">
@@ -536,7 +536,7 @@ async function orderPage(
         ? html`<form method="post" action="${b}/orders/${order.id}/labflow" class="stack" id="labflow-move">
             ${csrfField(page)}
             ${field({ name: 'transition', label: 'Move', options: labMoves.map((t) => ({ value: t.id, label: `${words(t.kind)}: ${t.from} → ${t.to ?? 'removed'}${t.requires_reason ? ' (reason required)' : ''}` })) })}
-            ${textArea({ name: 'reason', label: 'Reason', rows: 2, hint: 'Required for repeats, reworks and removals' })}
+            ${textArea({ name: 'reason', label: 'Reason', rows: 2, hint: 'Required for repeats, reworks and removals', id: 'labflow-reason' })}
             <div class="actions"><button type="submit" id="take-labflow-move">Take the move</button></div>
           </form>`
         : ''

@@ -181,6 +181,12 @@ describe('the clinical console: permissions, CSRF, tenancy and frozen fields of 
     expect(draft).toContain('id="move-signed"')
     expect((await owner.post(`${p}/orders/${t.order.id}/transition`, { to: 'signed' })).status).toBe(303)
     expect((await api('GET', `/orders/${t.order.id}`)).body.status).toBe('signed')
+    // The owner's signed order offers several moves that take a reason, and the labflow's: each field its own id, each label its own field.
+    const signed = await (await owner.get(`${p}/orders/${t.order.id}`)).text()
+    const ids = [...signed.matchAll(/ id="([^"]+)"/g)].map((m) => m[1])
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([])
+    expect(signed).toContain('id="reason-on_hold"')
+    expect(signed).toContain('id="reason-cancelled"')
     const sheet = await owner.get(`${p}/orders/${t.order.accession}/samplesheet.csv`)
     expect(sheet.status).toBe(200)
     expect(sheet.headers.get('content-type')).toContain('text/csv')
