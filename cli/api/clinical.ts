@@ -7,7 +7,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's subjects, newest first; filters external_id, family_id, affected_status */
+        /** The project's subjects, newest first; filters external_id, family_id, affected_status, name (a part of the display name) */
         get: operations["listSubjects"];
         put?: never;
         /** Create a subject (409 when its external_id exists in the project; parents are checked) */
@@ -1495,6 +1495,8 @@ export interface operations {
                 external_id?: string;
                 family_id?: string;
                 affected_status?: "affected" | "unaffected" | "unknown";
+                /** @description A part of the display name, whatever its case. No index serves it: each page scans at most 2,000 subjects beyond itself, so a page may be short (even empty) and still carry a next-page token. */
+                name?: string;
             };
             header: {
                 /** @description Project UUID, from GET /projects */

@@ -1,4 +1,4 @@
-import { Timestamp, type DocumentReference, type Transaction } from '@google-cloud/firestore'
+import { Timestamp, type DocumentReference, type DocumentSnapshot, type Transaction } from '@google-cloud/firestore'
 import type { AuditContext, AuditWriter } from '../../lib/audit.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Db } from '../../lib/db.js'
@@ -26,10 +26,15 @@ import {
 } from './model.js'
 import type { ParentRole, PedigreeNode } from './pedigree.js'
 
+/** Whether a display name contains the (lower-case) text, whatever the name's case. */
+const nameHas = (name: string | undefined, needle: string) => (name ?? '').toLowerCase().includes(needle)
+
 export interface SubjectFilters {
   external_id?: string
   family_id?: string
   affected_status?: AffectedStatus
+  /** A part of the display name, whatever its case (checked on each subject read: no index can serve it). */
+  name?: string
 }
 
 /** How far up a pedigree the loop check reads (generations × parents); real pedigrees are far smaller. */
@@ -59,6 +64,7 @@ export class SubjectStore {
 
   async list(projectId: string, filters: SubjectFilters, query: PageQuery): Promise<Page<SubjectRecord>> {
     let q = this.refs.subjects().where('project_id', '==', projectId)
+    const needle = filters.name?.toLowerCase()
     if (filters.external_id !== undefined) {
       // Unique in the project: one record at most, whatever the other filters.
       const found = (await q.where('external_id', '==', filters.external_id).limit(1).get()).docs.map((d) => d.data() as SubjectRecord)
@@ -66,13 +72,15 @@ export class SubjectStore {
         items: found.filter(
           (s) =>
             (filters.family_id === undefined || s.family_id === filters.family_id) &&
-            (filters.affected_status === undefined || s.affected_status === filters.affected_status),
+            (filters.affected_status === undefined || s.affected_status === filters.affected_status) &&
+            (needle === undefined || nameHas(s.display_name, needle)),
         ),
       }
     }
     if (filters.family_id !== undefined) q = q.where('family_id', '==', filters.family_id)
     if (filters.affected_status !== undefined) q = q.where('affected_status', '==', filters.affected_status)
-    return paginate(q, { orderBy: [['created', 'desc']], filters: { ...filters }, query }, (d) => d.data() as SubjectRecord)
+    const post = needle === undefined ? {} : { post: (d: DocumentSnapshot) => nameHas(d.get('display_name') as string | undefined, needle) }
+    return paginate(q, { orderBy: [['created', 'desc']], filters: { ...filters }, query, ...post }, (d) => d.data() as SubjectRecord)
   }
 
   /** Reads the subjects `ids` name and their ancestors in the transaction, as far as MAX_PEDIGREE_READS goes (the project's subjects only). */

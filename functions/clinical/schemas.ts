@@ -140,6 +140,10 @@ export const SubjectListQuery = z.object({
   external_id: z.string().min(1).optional(),
   family_id: z.string().min(1).optional(),
   affected_status: AffectedSchema.optional(),
+  name: z.string().trim().min(1).max(200).optional().openapi({
+    description:
+      'A part of the display name, whatever its case. No index serves it: each page scans at most 2,000 subjects beyond itself, so a page may be short (even empty) and still carry a next-page token.',
+  }),
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import { defineService, serviceApp } from '../../lib/service.js'
 import { seedDemoFamily } from '../../domain/clinical/seed.js'
 import { clinicalStores } from '../../domain/clinical/stores.js'
+import { clinicalConsole } from './console/index.js'
 import { clinicalDeps, type ClinicalDeps } from './deps.js'
 import { labflows } from './routes/labflows.js'
 import { orders } from './routes/orders.js'
@@ -36,6 +37,7 @@ export const clinical = defineService<ClinicalDeps>({
   ],
   deps: (kernel) => clinicalDeps(kernel),
   routes: [subjects, samples, orders, labflows, variants],
+  pages: [clinicalConsole],
   seed: async ({ kernel, project, user }) => {
     const stores = clinicalStores(kernel)
     await stores.labflows.seedPlatform()

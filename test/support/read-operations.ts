@@ -27,6 +27,8 @@ export interface TenantRecords {
   project: ProjectRecord
   owner: UserRecord
   subject: { id: string; external_id: string }
+  /** The subject's family id (the console's pedigree page). */
+  family: string
   sample: { id: string; external_id: string }
   /** An in-progress trio order with a ready variant cache, a run, and its labflow state. */
   order: { id: string; accession: string }
@@ -188,6 +190,24 @@ export const PAGE_FIXTURES: Record<string, ((t: TenantRecords) => string) | 'pub
   'reports /:id/signoff/': (t) => `/${t.report.id}/signoff/`,
   'reports /:id/signoff/complete': (t) => `/${t.report.id}/signoff/complete`,
   'reports /:id/signoff/signed': (t) => `/${t.report.id}/signoff/signed`,
+  // The clinical console (functions/clinical/console): its assets, its entry (to the caller's default project), and the project's pages.
+  'clinical /console/assets/console.css': 'public',
+  'clinical /console/assets/console.js': 'public',
+  'clinical /console': () => '/console',
+  'clinical /console/p/:project/subjects': (t) => `/console/p/${t.project.id}/subjects`,
+  'clinical /console/p/:project/subjects/new': (t) => `/console/p/${t.project.id}/subjects/new`,
+  'clinical /console/p/:project/subjects/:id': (t) => `/console/p/${t.project.id}/subjects/${t.subject.id}`,
+  'clinical /console/p/:project/subjects/:id/edit': (t) => `/console/p/${t.project.id}/subjects/${t.subject.id}/edit`,
+  'clinical /console/p/:project/families/:family': (t) => `/console/p/${t.project.id}/families/${t.family}`,
+  'clinical /console/p/:project/samples': (t) => `/console/p/${t.project.id}/samples`,
+  'clinical /console/p/:project/samples/new': (t) => `/console/p/${t.project.id}/samples/new`,
+  'clinical /console/p/:project/samples/:id': (t) => `/console/p/${t.project.id}/samples/${t.sample.id}`,
+  'clinical /console/p/:project/samples/:id/edit': (t) => `/console/p/${t.project.id}/samples/${t.sample.id}/edit`,
+  'clinical /console/p/:project/orders': (t) => `/console/p/${t.project.id}/orders`,
+  'clinical /console/p/:project/orders/new': (t) => `/console/p/${t.project.id}/orders/new`,
+  'clinical /console/p/:project/orders/:id': (t) => `/console/p/${t.project.id}/orders/${t.order.id}`,
+  'clinical /console/p/:project/orders/:id/edit': (t) => `/console/p/${t.project.id}/orders/${t.order.id}/edit`,
+  'clinical /console/p/:project/orders/:id/samplesheet.csv': (t) => `/console/p/${t.project.id}/orders/${t.order.id}/samplesheet.csv`,
 }
 
 /** The GET routes of a service outside /api/v1 (its pages and the kernel's), from its route table. */
@@ -217,7 +237,8 @@ export async function strangerTenant(world: Ctx['world']): Promise<Stranger> {
 export async function tenantRecords(c: Ctx, storage: LocalObjectStorage): Promise<TenantRecords> {
   const { world } = c
   const bucket = world.project.bucket_name
-  const subject = await subjectVia(c)
+  const family = `FAM-${rand()}`
+  const subject = await subjectVia(c, { family_id: family })
   const sample = await sampleVia(c, subject.id)
 
   // A trio order with a ready variant cache: the ingestion's steps run here, as the local suite runs them.
@@ -293,6 +314,7 @@ export async function tenantRecords(c: Ctx, storage: LocalObjectStorage): Promis
     project: world.project,
     owner: world.owner.user,
     subject: { id: subject.id, external_id: subject.external_id },
+    family,
     sample: { id: sample.id, external_id: sample.external_id },
     order: { id: order.id, accession: order.accession },
     proband: name('proband').id,
@@ -312,6 +334,7 @@ export async function tenantRecords(c: Ctx, storage: LocalObjectStorage): Promis
       bucket,
       subject.id,
       subject.external_id,
+      family,
       sample.id,
       sample.external_id,
       order.id,

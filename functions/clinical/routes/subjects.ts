@@ -29,14 +29,14 @@ subjects.openapi(
     method: 'get',
     path: '/subjects',
     tags,
-    summary: "The project's subjects, newest first; filters external_id, family_id, affected_status",
+    summary: "The project's subjects, newest first; filters external_id, family_id, affected_status, name (a part of the display name)",
     middleware: [read] as const,
     request: { query: PageQuery.extend(SubjectListQuery.shape) },
     responses: { 200: { ...json(z.array(Subject)), headers: pageHeaders }, ...commonErrors },
   }),
   async (c) => {
-    const { external_id, family_id, affected_status, ...page } = c.req.valid('query')
-    const result = await c.get('deps').subjects.list(c.get('project').id, { external_id, family_id, affected_status }, page)
+    const { external_id, family_id, affected_status, name, ...page } = c.req.valid('query')
+    const result = await c.get('deps').subjects.list(c.get('project').id, { external_id, family_id, affected_status, name }, page)
     return pageResponse(c, { items: result.items.map(toSubject), nextPageToken: result.nextPageToken })
   },
 )

@@ -61,6 +61,24 @@ describe('clinical: subjects', async () => {
     expect(res.body.detail).toContain('phenotypes.2')
   })
 
+  it('filters subjects by a part of their name, whatever its case, with the other filters', async () => {
+    const tag = rand()
+    const family = `FAM-${tag}`
+    await w.subject({ display_name: `Lovelace-${tag}, Ada`, family_id: family, affected_status: 'affected' })
+    await w.subject({ display_name: `LOVELACE-${tag}, Byron`, affected_status: 'unaffected' })
+    await w.subject({ display_name: `Babbage-${tag}, Charles` })
+    const names = async (query: string) =>
+      ((await w.api('GET', `/subjects?${query}`)).body as Array<{ display_name: string }>).map((s) => s.display_name).sort()
+    expect(await names(`name=lovelace-${tag}`)).toEqual([`LOVELACE-${tag}, Byron`, `Lovelace-${tag}, Ada`])
+    expect(await names(`name=lovelace-${tag}&affected_status=affected`)).toEqual([`Lovelace-${tag}, Ada`])
+    expect(await names(`name=${tag}&family_id=${family}`)).toEqual([`Lovelace-${tag}, Ada`])
+    // A page token is bound to the name it was made with.
+    const page = await w.api('GET', `/subjects?name=${tag}&page_size=1`)
+    expect(page.body).toHaveLength(1)
+    const next = await w.api('GET', `/subjects?name=Babbage&page_size=1&page_token=${page.headers.get('x-next-page-token')}`)
+    expect(next.status).toBe(400)
+  })
+
   it('lists newest first, pages, and filters by external_id, family_id and affected_status', async () => {
     const family = `FAM-${rand()}`
     const a = await w.subject({ family_id: family, affected_status: 'affected' })
