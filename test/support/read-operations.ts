@@ -190,7 +190,21 @@ export const PAGE_FIXTURES: Record<string, ((t: TenantRecords) => string) | 'pub
   'reports /:id/signoff/': (t) => `/${t.report.id}/signoff/`,
   'reports /:id/signoff/complete': (t) => `/${t.report.id}/signoff/complete`,
   'reports /:id/signoff/signed': (t) => `/${t.report.id}/signoff/signed`,
+  // The admin console (functions/admin/console): the caller's own account, tokens and projects; an organization, its service users and a project's members and credentials by id.
+  'admin /console/assets/console.css': 'public',
+  'admin /console/assets/console.js': 'public',
+  'admin /console/': () => '/console/',
+  'admin /console': () => '/console',
+  'admin /console/account': () => '/console/account',
+  'admin /console/projects': () => '/console/projects',
+  'admin /console/tokens': () => '/console/tokens',
+  'admin /console/orgs': () => '/console/orgs',
+  'admin /console/orgs/:org': (t) => `/console/orgs/${t.org.id}`,
+  'admin /console/service-users/:id': (t) => `/console/service-users/${t.serviceUser}`,
+  'admin /console/p/:project/members': (t) => `/console/p/${t.project.id}/members`,
+  'admin /console/p/:project/credentials': (t) => `/console/p/${t.project.id}/credentials`,
   // The clinical console (functions/clinical/console): its assets, its entry (to the caller's default project), and the project's pages.
+  'clinical /console/': () => '/console/',
   'clinical /console/assets/console.css': 'public',
   'clinical /console/assets/console.js': 'public',
   'clinical /console': () => '/console',
@@ -209,6 +223,14 @@ export const PAGE_FIXTURES: Record<string, ((t: TenantRecords) => string) | 'pub
   'clinical /console/p/:project/orders/:id/edit': (t) => `/console/p/${t.project.id}/orders/${t.order.id}/edit`,
   'clinical /console/p/:project/orders/:id/samplesheet.csv': (t) => `/console/p/${t.project.id}/orders/${t.order.id}/samplesheet.csv`,
 }
+
+/** Pages that show the caller's own records whoever calls (no id of anyone else's in their path): another tenant gets a 200 of theirs, never a record of this tenant. */
+export const OWN_PAGES: ReadonlySet<string> = new Set([
+  'admin /console/account',
+  'admin /console/projects',
+  'admin /console/tokens',
+  'admin /console/orgs',
+])
 
 /** The GET routes of a service outside /api/v1 (its pages and the kernel's), from its route table. */
 export function pagesOf(app: Hono<any>): string[] {
