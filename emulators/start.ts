@@ -90,6 +90,8 @@ function summary(suite: SuiteFile, passwordCreated: boolean, cliProfiles: string
     `  ${pad('Firestore emulator')}${suite.firestore_emulator_host}`,
     `  ${pad('Pub/Sub emulator')}${suite.pubsub_emulator_host}`,
     '',
+    `  ${pad('console')}${suite.services.admin}/console   (in a browser; sign in as the user below)`,
+    '',
     `  ${pad('project')}Demo  ${suite.project_id}  (bucket ${suite.bucket_name})`,
     `  ${pad('organization')}Demo Lab  ${suite.org_id}`,
     `  ${pad('user')}${suite.user.email}`,

@@ -86,6 +86,15 @@ describe.sequential('the local suite (npm start)', () => {
     expect(JSON.parse(ran.stdout)).toEqual([expect.objectContaining({ id: suite.project_id, name: 'Demo' })])
   })
 
+  it('prints the console address, which sends a browser without a session to the sign-in', async () => {
+    const { suite } = first!
+    const console = `${suite.services.admin}/console`
+    expect(first!.output()).toMatch(new RegExp(`console +${console.replaceAll('.', '\\.')} `))
+    const res = await fetch(console, { redirect: 'manual' })
+    expect(res.status).toBe(302)
+    expect(res.headers.get('location')).toContain(`${suite.services.admin}/api/v1/auth/login?return_to=`)
+  })
+
   it('answers GET /healthz on every service, and writes one access line per request with its id and the caller', { timeout: 30_000 }, async () => {
     const { suite } = first!
     for (const [name, url] of Object.entries(suite.services)) {
