@@ -189,7 +189,7 @@ variantConsole.get('/p/:project/orders/:order/variants', async (c) => {
                   <th scope="col">HGVS</th>
                   <th scope="col">QUAL, FILTER</th>
                   ${shownRoles.map((r) => html`<th scope="col">${r}</th>`)}
-                  <th scope="col"><span class="visually-hidden">Actions</span></th>
+                  <th scope="col">Report</th>
                 </tr>
               </thead>
               <tbody>
