@@ -1,8 +1,7 @@
 import type { AuditEvent } from '../../lib/audit.js'
-import { badge, consoleProject, errorView, html, pager, renderConsole, type Raw, type Tone } from '../../lib/console/index.js'
+import { badge, consolePages, consoleProject, errorView, html, pager, renderConsole, time, type Raw, type Tone } from '../../lib/console/index.js'
 import { auditContext } from '../../lib/http.js'
 import { newId } from '../../lib/ids.js'
-import { consolePages } from '../../lib/console/index.js'
 import type { ChainCheck } from '../../domain/audit/log.js'
 import type { AuditDeps } from './deps.js'
 
@@ -17,13 +16,6 @@ export const auditConsole = consolePages<AuditDeps>()
 /** `type:id`, the API's entity filter for one record (a type alone would be a whole kind of record: not a history). */
 const ENTITY = /^([a-z][a-z_]{0,40}):([^\s]{1,200})$/
 const PAGE_SIZE = 50
-
-const utc = (e: AuditEvent) =>
-  e.occurred_at
-    .toDate()
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, ' UTC')
 
 const OUTCOME_TONE: Record<string, Tone> = { success: 'ok', denied: 'warn', failure: 'warn' }
 
@@ -110,7 +102,7 @@ auditConsole.get('/p/:project/history', async (c) => {
                   ${result.items.map(
                     (e, i) =>
                       html`<tr>
-                        <td>${utc(e)}</td>
+                        <td>${time(e.occurred_at)}</td>
                         <td><code>${e.action}</code></td>
                         <td>${badge(e.outcome, OUTCOME_TONE[e.outcome] ?? 'neutral')}</td>
                         <td>

@@ -1,6 +1,5 @@
 import type { Context } from 'hono'
-import { badge, consoleProject, consoleUrl, errorView, field, html, pager, renderConsole, type Raw } from '../../lib/console/index.js'
-import { consolePages } from '../../lib/console/index.js'
+import { badge, consolePages, consoleProject, consoleUrl, errorView, field, html, pager, renderConsole, type Raw } from '../../lib/console/index.js'
 import { ApiError } from '../../lib/errors.js'
 import { FILTER_ROLES, type OrderVariant, type OrderVariantCall } from '../../domain/variants/cache.js'
 import { ZYGOSITIES } from '../../domain/variants/records.js'

@@ -3,15 +3,17 @@ import type { z } from '@hono/zod-openapi'
 import { canInProject } from '../../../lib/auth/access.js'
 import type { Permission } from '../../../lib/auth/roles.js'
 import {
+  checkForm,
   consolePages,
   consoleProject,
   consoleUrl,
   errorView,
+  formRefusal,
   renderConsole,
   type ConsoleProject,
   type ConsoleView,
 } from '../../../lib/console/index.js'
-import { ApiError, badRequest, describeZodError } from '../../../lib/errors.js'
+import { ApiError } from '../../../lib/errors.js'
 import type { ReportProject } from '../../../domain/reports/decide.js'
 import type { ReportRecord, UserRef } from '../../../domain/reports/model.js'
 import type { ReportsDeps, ReportsEnv } from '../deps.js'
@@ -45,11 +47,42 @@ export async function callerOf(c: Context<ReportsEnv>, permission: Permission): 
   }
 }
 
-/** A form's fields checked by the API's own schema for the same change: a 400 naming the field, as the API answers. */
-export function parseForm<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
-  const parsed = schema.safeParse(value)
-  if (!parsed.success) throw badRequest(describeZodError(parsed.error))
-  return parsed.data as z.infer<T>
+/** A form whose fields the API's schema refuses, by field. */
+class Invalid extends Error {
+  constructor(readonly errors: Record<string, string>) {
+    super('invalid form')
+  }
+}
+
+/** A form's fields checked with the API's own schema for the same change (the kernel's checkForm); thrown as Invalid when they do not pass. */
+export function parseForm<T extends z.ZodType>(schema: T, values: unknown): z.infer<T> {
+  const checked = checkForm(schema, values)
+  if (!checked.ok) throw new Invalid(checked.errors)
+  return checked.data
+}
+
+/** Why a form was refused, as its page shows it: the status, the text, and the fields it is about. */
+export interface Problem {
+  status: 400 | 403 | 404 | 409 | 412
+  detail: string
+  errors: Record<string, string>
+}
+
+/**
+ * The problem of a refused form: its fields (Invalid, a 400), or the store's refusal (the kernel's
+ * formRefusal: a decision's 403 records access.denied as the API does). Anything else is thrown on.
+ */
+export async function problemOf(c: Context<ReportsEnv>, error: unknown): Promise<Problem> {
+  if (error instanceof Invalid) {
+    return {
+      status: 400,
+      detail: Object.entries(error.errors)
+        .map(([field, why]) => `${field}: ${why}`)
+        .join('; '),
+      errors: error.errors,
+    }
+  }
+  return { ...(await formRefusal(c, error)), errors: {} }
 }
 
 /** A report of the project, or the 404 page (another project's report is absent, as in the API). */
@@ -73,11 +106,5 @@ export function linksOf(c: Context<ReportsEnv>, caller: Caller) {
   }
 }
 
-/** A refusal the page shows next to its form (a bad field, a rule of the report), or any other error for the console's error page. */
-export function refusalOf(error: unknown): ApiError {
-  if (error instanceof ApiError && error.status < 500) return error
-  throw error
-}
-
-export const errorPage = (c: Context<ReportsEnv>, caller: Caller, error: ApiError) =>
-  renderConsole(c, { ...caller.view, ...errorView(error.status, error.detail) }, error.status as 400 | 403 | 404 | 409 | 412)
+export const errorPage = (c: Context<ReportsEnv>, caller: Caller, problem: Problem) =>
+  renderConsole(c, { ...caller.view, ...errorView(problem.status, problem.detail) }, problem.status)

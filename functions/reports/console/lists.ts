@@ -8,6 +8,7 @@ import {
   redirectToDefaultProject,
   redirectWithNotice,
   renderConsole,
+  time,
   type Raw,
   type Tone,
 } from '../../../lib/console/index.js'
@@ -17,7 +18,7 @@ import { REPORT_STATUSES, type ReportStatus } from '../../../domain/reports/stat
 import { REPORT_TEMPLATES } from '../../../domain/reports/template.js'
 import type { ReportsEnv } from '../deps.js'
 import { CreateReport } from '../schemas.js'
-import { callerOf, errorPage, linksOf, parseForm, refusalOf, reportsConsole, type Caller } from './app.js'
+import { callerOf, errorPage, linksOf, parseForm, problemOf, reportsConsole, type Caller, type Problem } from './app.js'
 import { variantForm } from './variants.js'
 
 /** The project's reports (filtered by status), and an order's reports with the form of a new draft. */
@@ -35,8 +36,6 @@ export const STATUS_TONE: Record<ReportStatus, Tone> = {
 export const statusBadge = (s: ReportStatus) => badge(words(s), STATUS_TONE[s])
 export const TEMPLATE_OPTIONS = TEMPLATE_TYPES.map((t) => ({ value: t, label: REPORT_TEMPLATES[t].title }))
 
-const utc = (r: ReportRecord) => r.updated.toDate().toISOString().slice(0, 16).replace('T', ' ')
-
 function reportsTable(caller: Caller, c: Context<ReportsEnv>, items: ReportRecord[], caption: string): Raw {
   const links = linksOf(c, caller)
   return html`<div class="table-wrap">
@@ -52,7 +51,7 @@ function reportsTable(caller: Caller, c: Context<ReportsEnv>, items: ReportRecor
           <th scope="col">Template</th>
           <th scope="col">Variants</th>
           <th scope="col">Open review comments</th>
-          <th scope="col">Updated (UTC)</th>
+          <th scope="col">Updated</th>
         </tr>
       </thead>
       <tbody>
@@ -65,7 +64,7 @@ function reportsTable(caller: Caller, c: Context<ReportsEnv>, items: ReportRecor
               <td>${words(r.template_type)}</td>
               <td>${r.variant_count}${r.unclassified_count ? html` <span class="muted">(${r.unclassified_count} unclassified)</span>` : ''}</td>
               <td>${r.open_review_comments}</td>
-              <td>${utc(r)}</td>
+              <td>${time(r.updated)}</td>
             </tr>`,
         )}
       </tbody>
@@ -103,11 +102,7 @@ reportsConsole.get('/p/:project/reports', async (c) => {
 })
 
 /** The order's reports; with `?variant=<id>` (from the variants page's "Add to report"), the forms that add that variant to one of its drafts. */
-async function orderReportsPage(
-  c: Context<ReportsEnv>,
-  caller: Caller,
-  form?: { error: { status: number; detail: string }; values: Record<string, string> },
-) {
+async function orderReportsPage(c: Context<ReportsEnv>, caller: Caller, form?: { error: Problem; values: Record<string, string> }) {
   const deps = c.get('deps')
   const ref = c.req.param('order') ?? ''
   const order = ref.length <= 128 ? await deps.reports.resolveOrder(caller.project.id, ref) : undefined
@@ -165,15 +160,14 @@ async function orderReportsPage(
         ? html`<section aria-labelledby="new-title">
             <h2 id="new-title">New draft report</h2>
             <form method="post" action="${links.orderReports(order.id)}" class="stack" id="new-report">
-              ${csrfField(caller)}
-              ${error && !error.detail.startsWith('summary') ? html`<p class="notice warn" role="alert" id="error">${error.detail}</p>` : ''}
+              ${csrfField(caller)} ${error && !error.errors.summary ? html`<p class="notice warn" role="alert" id="error">${error.detail}</p>` : ''}
               ${field({ name: 'template_type', label: 'Template', value: form?.values.template_type ?? 'germline_diagnostic', options: TEMPLATE_OPTIONS })}
               ${field({
                 name: 'summary',
                 label: 'Summary',
                 value: form?.values.summary,
                 hint: 'One line: the test and the indication',
-                error: error?.detail.startsWith('summary') ? error.detail : undefined,
+                error: error?.errors.summary,
               })}
               <p class="actions"><button type="submit" id="create-report">Create the draft</button></p>
             </form>
@@ -198,8 +192,8 @@ reportsConsole.post('/p/:project/orders/:order/reports', async (c) => {
     const report = await c.get('deps').reports.create(auditContext(c), caller.scope, order_id, rest, caller.user)
     return redirectWithNotice(c, linksOf(c, caller).report(report.id), `Draft report of order ${report.order_accession} created.`)
   } catch (error) {
-    const refusal = refusalOf(error)
-    if (refusal.status === 404) return errorPage(c, caller, refusal)
-    return orderReportsPage(c, caller, { error: refusal, values })
+    const problem = await problemOf(c, error)
+    if (problem.status === 404) return errorPage(c, caller, problem)
+    return orderReportsPage(c, caller, { error: problem, values })
   }
 })

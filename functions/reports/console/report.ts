@@ -1,6 +1,5 @@
 import type { Context } from 'hono'
-import { badge, confirmView, csrfField, field, html, redirectWithNotice, renderConsole, type Raw } from '../../../lib/console/index.js'
-import type { ApiError } from '../../../lib/errors.js'
+import { badge, confirmView, csrfField, field, html, redirectWithNotice, renderConsole, time, type Raw } from '../../../lib/console/index.js'
 import { auditContext } from '../../../lib/http.js'
 import { publicBase } from '../../../lib/pages.js'
 import { CLASSIFICATION_LABELS, classificationDisagreement, type AcmgClassification } from '../../../domain/reports/acmg.js'
@@ -10,7 +9,7 @@ import type { ReportStatus } from '../../../domain/reports/status.js'
 import type { JoinedVariant } from '../../../domain/reports/store.js'
 import type { ReportsEnv } from '../deps.js'
 import { AmendReport, CreateComment, ReportTransition, UpdateComment, UpdateReport } from '../schemas.js'
-import { callerOf, linksOf, parseForm, refusalOf, reportOr404, reportsConsole, type Caller } from './app.js'
+import { callerOf, linksOf, parseForm, problemOf, reportOr404, reportsConsole, type Caller, type Problem } from './app.js'
 import { statusBadge, TEMPLATE_OPTIONS } from './lists.js'
 import { variantForm } from './variants.js'
 
@@ -19,12 +18,11 @@ import { variantForm } from './variants.js'
 /** A form of the page that was refused: which one (`edit`, `transition`, `comment`, `snapshot`, `amend`, `new`, or a variant's id), why, and what was typed. */
 export interface FormState {
   form: string
-  error: ApiError
+  error: Problem
   values?: Record<string, string>
 }
 
 const words = (s: string | null | undefined) => (s ? s.replaceAll('_', ' ') : '')
-const utc = (t: { toDate(): Date }) => t.toDate().toISOString().slice(0, 16).replace('T', ' ')
 
 const MOVE_LABELS: Record<ReportStatus, string> = {
   draft: 'Back to draft',
@@ -91,7 +89,7 @@ function variantSection(caller: Caller, report: ReportRecord, v: JoinedVariant, 
               current: r,
               key,
               submit: 'Save the variant',
-              ...(mine ? { error: mine.error.detail, ...(mine.values ? { values: mine.values } : {}) } : {}),
+              ...(mine ? { error: mine.error, ...(mine.values ? { values: mine.values } : {}) } : {}),
             })}
             <form method="post" action="${base}/variants/${encodeURIComponent(r.variant_id)}/remove" data-confirm="Take ${name} off the report?">
               ${csrfField(caller)}
@@ -109,7 +107,7 @@ function commentItem(caller: Caller, report: ReportRecord, cm: CommentRecord, ba
     <p>
       ${badge(cm.type, cm.type === 'review' ? (cm.resolved ? 'ok' : 'pending') : 'neutral')}
       ${cm.type === 'review' ? (cm.resolved ? badge('resolved', 'ok') : badge('open', 'warn')) : ''}
-      <strong>${cm.author.name ?? cm.author.email ?? cm.author.id}</strong> <span class="muted">${utc(cm.created)} UTC</span>
+      <strong>${cm.author.name ?? cm.author.email ?? cm.author.id}</strong> <span class="muted">${time(cm.created)}</span>
     </p>
     <p>${cm.comment}</p>
     ${
@@ -168,7 +166,7 @@ export async function reportPage(c: Context<ReportsEnv>, caller: Caller, report:
       <dt>Conclusion</dt>
       <dd id="conclusion">${report.conclusion ?? html`<span class="muted">none written</span>`}</dd>
       <dt>Updated</dt>
-      <dd>${utc(report.updated)} UTC</dd>
+      <dd>${time(report.updated)}</dd>
     </dl>
     <p class="actions">
       <a href="${printUrl}" id="print">The printable report</a>
@@ -246,7 +244,7 @@ export async function reportPage(c: Context<ReportsEnv>, caller: Caller, report:
                 action: `${base}/variants`,
                 askId: true,
                 submit: 'Add the variant',
-                ...(state?.form === 'new' ? { error: state.error.detail, values } : {}),
+                ...(state?.form === 'new' ? { error: state.error, values } : {}),
               })}
             </details>`
           : ''
@@ -292,7 +290,7 @@ export async function reportPage(c: Context<ReportsEnv>, caller: Caller, report:
                 <thead>
                   <tr>
                     <th scope="col">No.</th>
-                    <th scope="col">Taken (UTC)</th>
+                    <th scope="col">Taken</th>
                     <th scope="col">Status then</th>
                     <th scope="col">SHA-256</th>
                   </tr>
@@ -302,7 +300,7 @@ export async function reportPage(c: Context<ReportsEnv>, caller: Caller, report:
                     (s) =>
                       html`<tr>
                         <td>${s.seq}</td>
-                        <td>${utc(s.taken_at)}</td>
+                        <td>${time(s.taken_at)}</td>
                         <td>${words(s.report_status)}</td>
                         <td><code class="hash">${s.sha256}</code></td>
                       </tr>`,
@@ -336,11 +334,7 @@ export async function reportPage(c: Context<ReportsEnv>, caller: Caller, report:
           </section>`
         : ''
     }`
-  return renderConsole(
-    c,
-    { ...caller.view, title, body, crumbs: [{ href: links.reports, text: 'Reports' }] },
-    (state?.error.status ?? 200) as 200 | 400 | 403 | 404 | 409 | 412,
-  )
+  return renderConsole(c, { ...caller.view, title, body, crumbs: [{ href: links.reports, text: 'Reports' }] }, state?.error.status ?? 200)
 }
 
 reportsConsole.get('/p/:project/reports/:id', async (c) => {
@@ -364,7 +358,7 @@ reportsConsole.post('/p/:project/reports/:id/edit', async (c) => {
     await c.get('deps').reports.update(auditContext(c), caller.scope, report.id, patch, caller.user.id)
     return redirectWithNotice(c, linksOf(c, caller).report(report.id), 'Draft saved.')
   } catch (error) {
-    return reportPage(c, caller, report, { form: 'edit', error: refusalOf(error), values })
+    return reportPage(c, caller, report, { form: 'edit', error: await problemOf(c, error), values })
   }
 })
 
@@ -394,7 +388,7 @@ reportsConsole.post('/p/:project/reports/:id/transition', async (c) => {
     const moved = await c.get('deps').reports.transition(auditContext(c), caller.scope, report.id, input, caller.can, caller.user.id)
     return redirectWithNotice(c, base, `The report is now ${words(moved.status)}.`)
   } catch (error) {
-    return reportPage(c, caller, report, { form: 'transition', error: refusalOf(error), values })
+    return reportPage(c, caller, report, { form: 'transition', error: await problemOf(c, error), values })
   }
 })
 
@@ -407,7 +401,7 @@ reportsConsole.post('/p/:project/reports/:id/comments', async (c) => {
     await c.get('deps').reports.addComment(auditContext(c), caller.scope, report.id, input, caller.user)
     return redirectWithNotice(c, `${linksOf(c, caller).report(report.id)}#comments`, 'Comment posted.')
   } catch (error) {
-    return reportPage(c, caller, report, { form: 'comment', error: refusalOf(error), values })
+    return reportPage(c, caller, report, { form: 'comment', error: await problemOf(c, error), values })
   }
 })
 
@@ -421,7 +415,7 @@ reportsConsole.post('/p/:project/reports/:id/comments/:comment', async (c) => {
       .reports.updateComment(auditContext(c), caller.scope, report.id, c.req.param('comment'), input, { id: caller.user.id, can: caller.can })
     return redirectWithNotice(c, `${linksOf(c, caller).report(report.id)}#comments`, comment.resolved ? 'Comment resolved.' : 'Comment reopened.')
   } catch (error) {
-    return reportPage(c, caller, report, { form: 'comment', error: refusalOf(error) })
+    return reportPage(c, caller, report, { form: 'comment', error: await problemOf(c, error) })
   }
 })
 
@@ -432,7 +426,7 @@ reportsConsole.post('/p/:project/reports/:id/snapshots', async (c) => {
     const snapshot = await c.get('deps').reports.takeSnapshot(auditContext(c), caller.scope, report, caller.user.id)
     return redirectWithNotice(c, linksOf(c, caller).report(report.id), `Snapshot ${snapshot.seq} taken: SHA-256 ${snapshot.sha256.slice(0, 12)}….`)
   } catch (error) {
-    return reportPage(c, caller, report, { form: 'snapshot', error: refusalOf(error) })
+    return reportPage(c, caller, report, { form: 'snapshot', error: await problemOf(c, error) })
   }
 })
 
@@ -445,6 +439,6 @@ reportsConsole.post('/p/:project/reports/:id/amend', async (c) => {
     const amended = await c.get('deps').reports.amend(auditContext(c), caller.scope, report.id, input, caller.user)
     return redirectWithNotice(c, linksOf(c, caller).report(amended.id), `Revision ${amended.revision} started as a draft.`)
   } catch (error) {
-    return reportPage(c, caller, report, { form: 'amend', error: refusalOf(error), values })
+    return reportPage(c, caller, report, { form: 'amend', error: await problemOf(c, error), values })
   }
 })

@@ -5,7 +5,7 @@ import { ACMG_CLASSIFICATIONS, CLASSIFICATION_LABELS } from '../../../domain/rep
 import { INHERITANCE } from '../../../domain/reports/model.js'
 import type { ReportVariantRecord } from '../../../domain/reports/model.js'
 import { AddReportVariant, UpdateReportVariant } from '../schemas.js'
-import { callerOf, linksOf, parseForm, refusalOf, reportOr404, reportsConsole } from './app.js'
+import { callerOf, linksOf, parseForm, problemOf, reportOr404, reportsConsole, type Problem } from './app.js'
 import { reportPage } from './report.js'
 
 /** A report's variants from the console: add one of the order's cache with its classification and criteria, change it, take it off. */
@@ -15,9 +15,6 @@ const CLASSIFICATION_OPTIONS = [
   ...ACMG_CLASSIFICATIONS.map((c) => ({ value: c, label: CLASSIFICATION_LABELS[c] })),
 ]
 const INHERITANCE_OPTIONS = [{ value: '', label: 'not stated' }, ...INHERITANCE.map((i) => ({ value: i, label: i.replaceAll('_', ' ') }))]
-
-/** The field a refusal is about: the API's details begin with the field's name (acmg_criteria.1: …). */
-const fieldOf = (detail: string) => /^([a-z_]+)[.:]/.exec(detail)?.[1]
 
 /**
  * The form of a variant's classification on a report: to add (`variantId` of the order's cache) or
@@ -32,14 +29,14 @@ export function variantForm(opts: {
   current?: ReportVariantRecord
   key?: string
   submit: string
-  error?: string
+  /** Why the form was refused: next to its fields, or above them when it is about none. */
+  error?: Problem
   values?: Record<string, string>
 }): Raw {
   const k = opts.key ?? 'new'
   const v = opts.values
   const cur = opts.current
-  const at = opts.error ? fieldOf(opts.error) : undefined
-  const errorOf = (name: string) => (at === name ? opts.error : undefined)
+  const errorOf = (name: string) => opts.error?.errors[name]
   const include = v ? v.include_in_report === 'yes' : (cur?.include_in_report ?? true)
   return html`<form method="post" action="${opts.action}" class="stack variant-form" id="variant-form-${k}">
     ${csrfField(opts.session)} ${opts.variantId ? html`<input type="hidden" name="variant_id" value="${opts.variantId}" />` : ''}
@@ -55,7 +52,7 @@ export function variantForm(opts: {
           })
         : ''
     }
-    ${opts.error && !at ? html`<p class="notice warn" role="alert">${opts.error}</p>` : ''}
+    ${opts.error && !Object.keys(opts.error.errors).length ? html`<p class="notice warn" role="alert">${opts.error.detail}</p>` : ''}
     ${field({
       id: `${k}-classification`,
       name: 'acmg_classification',
@@ -126,8 +123,11 @@ reportsConsole.post('/p/:project/reports/:id/variants', async (c) => {
     await c.get('deps').reports.addVariant(auditContext(c), caller.scope, report, variant_id, overrides, caller.user.id)
     return redirectWithNotice(c, linksOf(c, caller).report(report.id), 'Variant added to the report.')
   } catch (error) {
-    const refusal = refusalOf(error)
-    return reportPage(c, caller, report, { form: 'new', error: refusal, values: { ...valuesOf(form), variant_id: form.get('variant_id') } })
+    return reportPage(c, caller, report, {
+      form: 'new',
+      error: await problemOf(c, error),
+      values: { ...valuesOf(form), variant_id: form.get('variant_id') },
+    })
   }
 })
 
@@ -141,7 +141,7 @@ reportsConsole.post('/p/:project/reports/:id/variants/:variant', async (c) => {
     await c.get('deps').reports.updateVariant(auditContext(c), caller.scope, report, variantId, overrides, caller.user.id)
     return redirectWithNotice(c, `${linksOf(c, caller).report(report.id)}#variant-${encodeURIComponent(variantId)}`, 'Variant changed.')
   } catch (error) {
-    return reportPage(c, caller, report, { form: variantId, error: refusalOf(error), values: valuesOf(form) })
+    return reportPage(c, caller, report, { form: variantId, error: await problemOf(c, error), values: valuesOf(form) })
   }
 })
 
@@ -153,6 +153,6 @@ reportsConsole.post('/p/:project/reports/:id/variants/:variant/remove', async (c
     await c.get('deps').reports.removeVariant(auditContext(c), caller.scope, report, variantId, caller.user.id)
     return redirectWithNotice(c, linksOf(c, caller).report(report.id), 'Variant taken off the report (the variant cache is unchanged).')
   } catch (error) {
-    return reportPage(c, caller, report, { form: variantId, error: refusalOf(error) })
+    return reportPage(c, caller, report, { form: variantId, error: await problemOf(c, error) })
   }
 })

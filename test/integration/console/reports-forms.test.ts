@@ -109,6 +109,19 @@ describe('the report console: permissions, CSRF, Origin and tenancy of its forms
     expect((await w.api('GET', `/reports/${elsewhere.report.id}/comments`)).body).toEqual([])
   })
 
+  it("refuses an analyst the resolution of a review comment as the API does: the rule's 403 on the page, and access.denied", async () => {
+    const { report } = await w.draft()
+    const comment = await w.api('POST', `/reports/${report.id}/comments`, { body: { type: 'review', comment: 'Check the father.' } })
+    const res = await post(`/reports/${report.id}/comments/${comment.body.id}`, ann, { resolved: 'yes' })
+    expect(res.status).toBe(403)
+    expect(res.text).toContain('comment.resolve')
+    const denied = (await w.deps.db.col('audit_events').where('action', '==', 'access.denied').where('actor.id', '==', ann.user.id).get()).docs.map(
+      (d) => d.data(),
+    )
+    expect(denied.map((e) => e.entity)).toContainEqual({ type: 'report', id: report.id })
+    expect((await w.api('GET', `/reports/${report.id}/comments`)).body[0].resolved).toBeNull()
+  })
+
   it("re-renders a refused form with the rule's reason next to it and the refusal's status", async () => {
     const { report, variants } = await w.draft()
     const bad = await post(`/reports/${report.id}/variants`, ann, { variant_id: variants[0]!.id, acmg_criteria: 'PS2 PM7' })
