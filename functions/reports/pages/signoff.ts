@@ -138,13 +138,12 @@ signoffPages.post('/:id/signoff/', async (c) => {
       )
     return refusalPage(c, caller, result.refusal)
   }
-  // The provider's prompt says what is being signed and for whom, and expects the signer's own e-mail.
+  // The provider's page says what is being signed: the report, its order and the patient (the admin service names the signer).
   const snapshot = await deps.reports.getSnapshot(report.id, result.snapshotId)
   const patient = snapshot ? patientOf(JSON.parse(snapshot.content) as SnapshotContent) : 'not recorded'
   const login = loginUrl(deps.config, `${baseOf(c)}/${id}/signoff/complete`, {
     ...REAUTHENTICATE,
-    ...(caller.user.email ? { loginHint: caller.user.email } : {}),
-    purpose: `Sign report ${report.order_accession}, revision ${report.revision}, for patient ${patient}: approved`.slice(0, 300),
+    purpose: `Sign report ${report.order_accession}, revision ${report.revision}, for patient ${patient}: approved`,
   })
   if (!login) return deniedPage(c, 403, 'The platform has no login configured (ADMIN_PUBLIC_URL): a signature cannot be confirmed.')
   return c.redirect(login, 303)
