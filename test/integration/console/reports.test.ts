@@ -181,6 +181,11 @@ describe('the console of variants, reports and audit history in a browser', asyn
       await r.check('input[name=confirm]')
       await r.click('#sign')
       await r.waitForURL((u) => u.href.startsWith(world.provider.issuer))
+      // The provider's page says what is signed, and asks for Rita's own password.
+      const purpose = await r.locator('#purpose').innerText()
+      for (const expected of [order.accession, 'revision 1', 'Doe, Jamie', 'approved']) expect(purpose).toContain(expected)
+      expect(await r.inputValue('#email')).toBe(rita.email)
+      expect(await r.locator('#email').getAttribute('readonly')).not.toBeNull()
       await signInAtProvider(r, rita, `${world.urls.reports}/${reportId}/signoff/signed`)
       await expect(r.locator('#status').innerText()).resolves.toContain('Signed')
       await checkPage(r, 'signed')
