@@ -164,3 +164,18 @@ export const CLASSIFICATION_LABELS: Record<AcmgClassification, string> = {
   likely_benign: 'Likely benign',
   benign: 'Benign',
 }
+
+/**
+ * What a variant's ACMG criteria combine to when that is not the classification given to it: the
+ * API's own suggestion (`criteria_suggest`), shown to a signer before they sign. Undefined when they
+ * agree, when the variant is not classified, or when no criterion is applied (nothing to compare:
+ * a classification may rest on evidence the criteria list does not carry, and the list is optional).
+ */
+export function classificationDisagreement(classification: string | null, criteria: readonly string[]): CombinedClassification | undefined {
+  if (classification === null || criteria.length === 0) return undefined
+  const parsed = parseCriteria(criteria)
+  // Stored criteria were checked when written; a list that no longer reads suggests nothing.
+  if (!parsed.ok) return undefined
+  const suggested = combineCriteria(parsed.value)
+  return suggested.classification === classification ? undefined : suggested
+}

@@ -1,4 +1,5 @@
 import { defineService, serviceApp } from '../../lib/service.js'
+import { auditConsole } from './console.js'
 import { auditDeps, type AuditDeps } from './deps.js'
 import { events } from './routes/events.js'
 
@@ -19,6 +20,7 @@ export const auditService = defineService<AuditDeps>({
   ],
   deps: auditDeps,
   routes: [events],
+  pages: [auditConsole],
 })
 
 export const createAuditApp = (deps: AuditDeps) => serviceApp(auditService.definition, deps)

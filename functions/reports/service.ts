@@ -2,6 +2,7 @@ import { defineService, serviceApp } from '../../lib/service.js'
 import { REPORT_COLLECTIONS } from '../../domain/reports/model.js'
 import { seedDemoLetterhead } from '../../domain/reports/seed.js'
 import { reportsDeps, type ReportsDeps } from './deps.js'
+import { reportsConsole } from './console/index.js'
 import { printPages } from './pages/print.js'
 import { signoffPages } from './pages/signoff.js'
 import { reports } from './routes/reports.js'
@@ -34,7 +35,7 @@ export const reportsService = defineService<ReportsDeps>({
   deps: (kernel) => reportsDeps(kernel),
   routes: [reports],
   prefetch: reportPrefetch,
-  pages: [printPages, signoffPages],
+  pages: [printPages, signoffPages, reportsConsole],
   seed: ({ kernel, project }) => seedDemoLetterhead(kernel, project),
 })
 

@@ -1,4 +1,5 @@
 import { defineService, serviceApp } from '../../lib/service.js'
+import { variantConsole } from './console.js'
 import { variantCacheDeps, type VariantCacheDeps } from './deps.js'
 import { orders } from './routes/orders.js'
 import { seedDemoSamplesheet } from './seed.js'
@@ -25,6 +26,7 @@ export const variantCache = defineService<VariantCacheDeps>({
   ],
   deps: (kernel) => variantCacheDeps(kernel),
   routes: [orders],
+  pages: [variantConsole],
   seed: seedDemoSamplesheet,
 })
 

@@ -221,8 +221,12 @@ export function field(opts: {
   autocomplete?: string
   /** A <select> of these options instead of an input. */
   options?: ReadonlyArray<{ value: string; label: string }>
+  /** A <textarea> instead of an input (longer text: an interpretation, a comment). */
+  multiline?: boolean
+  /** Its element id, where the same form is repeated on a page (one per variant of a report); `f-<name>` otherwise. */
+  id?: string
 }): Raw {
-  const id = `f-${opts.name}`
+  const id = opts.id ?? `f-${opts.name}`
   const described = [opts.hint ? `${id}-hint` : '', opts.error ? `${id}-error` : ''].filter(Boolean).join(' ')
   const common = html`id="${id}"
   name="${opts.name}"${described ? html` aria-describedby="${described}"` : ''}${
@@ -232,12 +236,14 @@ export function field(opts: {
     ? html`<select ${common}>
         ${opts.options.map((o) => html`<option value="${o.value}" ${o.value === opts.value ? html` selected` : ''}>${o.label}</option>`)}
       </select>`
-    : html`<input
-        ${common}
-        type="${opts.type ?? 'text'}"
-        value="${opts.value ?? ''}"
-        ${opts.readonly ? html` readonly` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}
-      />`
+    : opts.multiline
+      ? html`<textarea ${common} rows="3" ${opts.readonly ? html` readonly` : ''}>${opts.value ?? ''}</textarea>`
+      : html`<input
+          ${common}
+          type="${opts.type ?? 'text'}"
+          value="${opts.value ?? ''}"
+          ${opts.readonly ? html` readonly` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}
+        />`
   return html`<div class="field">
     <label for="${id}">${opts.label}</label>
     ${opts.hint ? html`<span class="hint" id="${id}-hint">${opts.hint}</span>` : ''} ${control}

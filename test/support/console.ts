@@ -150,7 +150,8 @@ export type ConsoleWorld = Awaited<ReturnType<typeof startConsoleWorld>>
 export async function signInAtProvider(page: Page, who: { email: string; password: string }, then: string | RegExp) {
   const arrived = (url: string) => (typeof then === 'string' ? url === then : then.test(url))
   await page.waitForSelector('#email')
-  if (!(await page.locator('#email').getAttribute('readonly'))) await page.fill('#email', who.email)
+  // A boolean attribute reads as '' when present: only its absence (null) means the field takes typing.
+  if ((await page.locator('#email').getAttribute('readonly')) === null) await page.fill('#email', who.email)
   await page.fill('#password', who.password)
   await page.click('button[type=submit]')
   for (let step = 0; step < 10 && !arrived(page.url()); step++) {

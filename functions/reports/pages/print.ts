@@ -1,11 +1,11 @@
-import { Hono } from 'hono'
+import { Hono, type Context } from 'hono'
 import { html, type Raw } from '../../../lib/pages.js'
 import type { ReportRecord } from '../../../domain/reports/model.js'
 import type { SnapshotContent } from '../../../domain/reports/snapshot.js'
 import type { ReportsEnv } from '../deps.js'
 import { baseOf, letterheadOf, loadForPage, pagesHeaders } from './common.js'
 import { REPORT_CSS } from './style.js'
-import { documentHtml, letterheadHtml, pageHtml, signatureBlock, snapshotFacts } from './render.js'
+import { documentHtml, letterheadHtml, pageHtml, patientOf, signatureBlock, snapshotFacts } from './render.js'
 
 /**
  * The printable report, {report_url}/{id}/print: the document a clinician files. A signed report
@@ -27,6 +27,40 @@ printPages.get('/assets/report.css', (c) =>
 )
 
 printPages.use('/:id/print', pagesHeaders)
+printPages.use('/:id/print.css', pagesHeaders)
+
+/** A CSS string: every character but plain letters, digits and spaces as a CSS escape, so no text ends it or the rule. */
+const cssString = (text: string) =>
+  `"${[...text].map((ch) => (/[A-Za-z0-9 ,.()]/.test(ch) ? ch : `\\${ch.codePointAt(0)!.toString(16)} `)).join('')}"`
+
+/** Who and what the report is about, as every printed page names them. */
+const runningHead = (content: SnapshotContent, revision: number) =>
+  `Patient ${patientOf(content)} · Order ${content.order.accession} · Report revision ${revision}`
+
+/**
+ * The printed report's running header and page numbers (CSS paged media margin boxes), for this
+ * report: a stylesheet of its own, since the pages allow no inline style. Read with the same
+ * session and permission as the report, and never cached (it names the patient).
+ */
+printPages.get('/:id/print.css', async (c) => {
+  const id = c.req.param('id')
+  const loaded = await loadForPage(c, id, { assets: ASSETS })
+  if (!loaded.ok)
+    return c.body('/* sign in to read this report */', loaded.response.status as 401 | 404, { 'Content-Type': 'text/css; charset=utf-8' })
+  const { content } = await printedContent(c, loaded.caller.report)
+  const css = `@page { @top-left { content: ${cssString(runningHead(content, loaded.caller.report.revision))}; font-size: 8pt; color: #5b6470; } }\n`
+  return c.body(css, 200, { 'Content-Type': 'text/css; charset=utf-8' })
+})
+
+/** What a report prints: the snapshot its last signature names, else what it says now. */
+async function printedContent(c: Context<ReportsEnv>, report: ReportRecord) {
+  const { reports } = c.get('deps')
+  const signature = report.signatures.at(-1)
+  const signedSnapshot = signature ? await reports.getSnapshot(report.id, signature.snapshot_id) : undefined
+  if (signedSnapshot) return { content: JSON.parse(signedSnapshot.content) as SnapshotContent, signedSnapshot }
+  const current = await reports.currentContent(report)
+  return { content: current.content, current }
+}
 
 function banner(report: ReportRecord): Raw {
   const reason = report.status_history.at(-1)?.reason
@@ -56,11 +90,9 @@ printPages.get('/:id/print', async (c) => {
   const { report, project } = loaded.caller
   const { reports } = c.get('deps')
   const signature = report.signatures.at(-1)
-  const signedSnapshot = signature ? await reports.getSnapshot(report.id, signature.snapshot_id) : undefined
-  let content: SnapshotContent
+  const { content, signedSnapshot, current } = await printedContent(c, report)
   let facts: Raw
   if (signedSnapshot) {
-    content = JSON.parse(signedSnapshot.content) as SnapshotContent
     facts = snapshotFacts({
       id: signedSnapshot.id,
       seq: signedSnapshot.seq,
@@ -68,12 +100,10 @@ printPages.get('/:id/print', async (c) => {
       taken_at: signedSnapshot.taken_at.toDate().toISOString(),
     })
   } else {
-    const current = await reports.currentContent(report)
-    content = current.content
     facts = html`<table class="fields">
       <tr>
         <th>SHA-256 of this content</th>
-        <td class="hash" id="sha256">${current.sha256}</td>
+        <td class="hash" id="sha256">${current?.sha256}</td>
       </tr>
     </table>`
   }
@@ -81,8 +111,8 @@ printPages.get('/:id/print', async (c) => {
   const replacedSignature = replaced?.signatures.at(-1)
   const letterhead = await letterheadOf(c, project)
   const issued = signature ? utc(signature.at.toDate()) : 'not issued'
-  const body = html`${letterheadHtml(letterhead, html`Order ${report.order_accession}<br />Report revision ${report.revision}<br />Issued ${issued}`)}
-    ${banner(report)} ${documentHtml(content)}
+  const header = letterheadHtml(letterhead, html`Order ${report.order_accession}<br />Report revision ${report.revision}<br />Issued ${issued}`)
+  const body = html`${banner(report)} ${documentHtml(content)}
     ${
       replaced && replacedSignature
         ? html`<p class="muted">
@@ -93,11 +123,21 @@ printPages.get('/:id/print', async (c) => {
     }
     <h2>Signature</h2>
     ${report.signatures.length ? signatureBlock(report.signatures) : html`<p class="muted">Not signed.</p>`} ${facts}
-    ${letterhead.details?.footer ? html`<p class="muted">${letterhead.details.footer}</p>` : ''}
-    <footer>
-      Report <code>${report.id}</code> · revision ${report.revision} · ${report.order_accession} ·
-      ${letterhead.details?.laboratory ?? letterhead.organization}. The SHA-256 identifies the signed content: anyone who can read the report
-      re-derives it from its snapshot.
-    </footer>`
-  return c.html(pageHtml({ title: `${report.order_accession} report, revision ${report.revision}`, assets: ASSETS, body }), 200)
+    ${letterhead.details?.footer ? html`<p class="muted">${letterhead.details.footer}</p>` : ''}`
+  const footer = html`<footer>
+    Report <code>${report.id}</code> · revision ${report.revision} · ${report.order_accession} ·
+    ${letterhead.details?.laboratory ?? letterhead.organization}. The SHA-256 identifies the signed content: anyone who can read the report re-derives
+    it from its snapshot.
+  </footer>`
+  return c.html(
+    pageHtml({
+      title: `${report.order_accession} report, revision ${report.revision}`,
+      assets: ASSETS,
+      header,
+      body,
+      footer,
+      stylesheets: ['print.css'],
+    }),
+    200,
+  )
 })

@@ -1,8 +1,9 @@
 import type { Letterhead as ProjectLetterhead } from '../../../lib/auth/access.js'
 import { html, Raw } from '../../../lib/pages.js'
-import { CLASSIFICATION_LABELS, type AcmgClassification } from '../../../domain/reports/acmg.js'
+import { CLASSIFICATION_LABELS, classificationDisagreement, type AcmgClassification } from '../../../domain/reports/acmg.js'
 import type { SignatureRecord } from '../../../domain/reports/model.js'
 import type { SnapshotContent, SnapshotVariant } from '../../../domain/reports/snapshot.js'
+import { templateText } from '../../../domain/reports/template.js'
 
 /**
  * The report as a document, from a snapshot's content: what the sign-off page shows (what is shown
@@ -16,13 +17,6 @@ export interface Letterhead {
   details?: ProjectLetterhead
 }
 
-const TEMPLATE_TITLES: Record<string, string> = {
-  germline_diagnostic: 'Genetic test report: germline diagnostic',
-  carrier: 'Genetic test report: carrier screening',
-  secondary_findings: 'Genetic test report: secondary findings',
-  negative: 'Genetic test report',
-}
-
 const words = (value: string | null | undefined) => (value ? value.replaceAll('_', ' ') : '')
 const utc = (iso: string) =>
   iso
@@ -31,14 +25,34 @@ const utc = (iso: string) =>
     .replace(/Z$/, ' UTC')
 const utcDate = (d: { toDate(): Date }) => utc(d.toDate().toISOString())
 
-export function pageHtml(opts: { title: string; assets: string; body: Raw }): string {
+/**
+ * A page: the letterhead (`header`, a banner landmark), the document in a <main> landmark, and a
+ * `footer`; `stylesheets` adds the page's own (the printed report's running header, print.ts).
+ */
+export function pageHtml(opts: { title: string; assets: string; body: Raw; header?: Raw; footer?: Raw; stylesheets?: string[] }): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${html`${opts.title}`}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="${html`${opts.assets}`}report.css"></head>
+<link rel="stylesheet" href="${html`${opts.assets}`}report.css">${(opts.stylesheets ?? []).map((href) => html`<link rel="stylesheet" href="${href}" />`).join('')}</head>
 <body>
+${opts.header ?? ''}<main id="main">
 ${opts.body}
+</main>${opts.footer ?? ''}
 </body></html>`
+}
+
+/**
+ * An HGVS name or a position that may break only where a reader expects it: after ':', '.' and
+ * '>' (NM_000000.4:<wbr>c.<wbr>1642G><wbr>A), so a long name wraps on a phone and on paper
+ * without splitting a number.
+ */
+export function breakable(text: string): Raw {
+  return new Raw(
+    text
+      .split(/(?<=[:.>])/)
+      .map((part) => html`${part}`.value)
+      .join('<wbr>'),
+  )
 }
 
 export function letterheadHtml(lh: Letterhead, right?: Raw): Raw {
@@ -63,13 +77,15 @@ function variantName(v: SnapshotVariant): Raw {
   const c = effective(v, 'hgvs_c')
   const p = effective(v, 'hgvs_p')
   return html`<strong>${genes}</strong
-    ><br />${transcript ? html`<code>${transcript}</code>:` : ''}${c ? html`<code>${c}</code>` : ''}${p ? html` <code>${p}</code>` : ''}`
+    ><br />${transcript ? html`<code>${breakable(`${transcript}:`)}</code><wbr />` : ''}${c ? html`<code>${breakable(c)}</code>` : ''}${
+      p ? html` <code>${breakable(p)}</code>` : ''
+    }`
 }
 
 function position(v: SnapshotVariant): Raw {
   if (!v.variant) return html`<span class="muted">not in the current variant cache</span><br /><code>${v.variant_id}</code>`
   const x = v.variant
-  return html`<code>${x.assembly ?? 'unknown build'} ${x.chrom}:${x.pos} ${x.ref}&gt;${x.alt}</code
+  return html`<code>${x.assembly ?? 'unknown build'} ${breakable(`${x.chrom}:${x.pos} ${x.ref}>${x.alt}`)}</code
     >${x.consequence ? html`<br />${words(x.consequence)}` : ''}`
 }
 
@@ -93,6 +109,14 @@ function classification(v: SnapshotVariant): Raw {
     }`
 }
 
+/** The patient a report is about, as a line: the proband's name and identifier (the first sample's person without a proband). */
+export function patientOf(content: SnapshotContent): string {
+  const proband = content.order.samples.find((s) => s.role === 'proband') ?? content.order.samples[0]
+  const subject = proband?.subject
+  if (!subject) return 'not recorded'
+  return subject.display_name ? `${subject.display_name} (${subject.external_id})` : subject.external_id
+}
+
 /** The report's body: the people tested and the order, the result, the variants with their interpretation, notes. */
 export function documentHtml(content: SnapshotContent): Raw {
   const { report, order } = content
@@ -100,8 +124,9 @@ export function documentHtml(content: SnapshotContent): Raw {
   const excluded = content.variants.length - included.length
   const proband = order.samples.find((s) => s.role === 'proband') ?? order.samples[0]
   const subject = proband?.subject
+  const template = templateText(report.template_type)
   return html`
-    <h1>${TEMPLATE_TITLES[report.template_type] ?? 'Genetic test report'}</h1>
+    <h1>${template?.title ?? 'Genetic test report'}</h1>
     ${
       report.amendment
         ? html`<p class="banner info">
@@ -192,11 +217,11 @@ export function documentHtml(content: SnapshotContent): Raw {
               ${included.map(
                 (v) =>
                   html`<tr class="variant">
-                    <td>${variantName(v)}</td>
-                    <td>${position(v)}</td>
-                    <td>${zygosities(v)}</td>
-                    <td>${words(v.inheritance) || html`<span class="muted">–</span>`}</td>
-                    <td>${classification(v)}</td>
+                    <td data-label="Gene and variant">${variantName(v)}</td>
+                    <td data-label="Position">${position(v)}</td>
+                    <td data-label="Zygosity">${zygosities(v)}</td>
+                    <td data-label="Inheritance">${words(v.inheritance) || html`<span class="muted">–</span>`}</td>
+                    <td data-label="Classification">${classification(v)}</td>
                   </tr>`,
               )}
             </tbody>
@@ -224,7 +249,47 @@ export function documentHtml(content: SnapshotContent): Raw {
             <p>${report.notes}</p>`
         : ''
     }
+    ${
+      template
+        ? html`<section class="methods" aria-labelledby="methods">
+            <h2 id="methods">Methods and limitations</h2>
+            ${template.methods.map((line) => html`<p>${line}</p>`)}
+            <ul>
+              ${template.limitations.map((line) => html`<li>${line}</li>`)}
+            </ul>
+          </section>`
+        : ''
+    }
   `
+}
+
+/**
+ * The included variants whose classification is not what their ACMG criteria combine to (the API's
+ * `criteria_suggest`), for the signer to see before they sign; empty when all agree.
+ */
+export function disagreementsHtml(content: SnapshotContent): Raw {
+  const found = content.variants.flatMap((v) => {
+    const suggested = v.include_in_report ? classificationDisagreement(v.acmg_classification, v.acmg_criteria) : undefined
+    return suggested ? [{ v, suggested }] : []
+  })
+  if (!found.length) return html``
+  return html`<section class="banner warn disagreements" id="disagreements" aria-labelledby="disagreements-title">
+    <h2 id="disagreements-title">
+      Check before you sign: ${found.length === 1 ? 'a classification differs' : 'classifications differ'} from the ACMG criteria
+    </h2>
+    <ul class="reasons">
+      ${found.map(
+        ({ v, suggested }) =>
+          html`<li>
+            ${v.variant?.genes.join(', ') || v.variant_id} ${effective(v, 'hgvs_c') ? html`<code>${breakable(effective(v, 'hgvs_c')!)}</code>` : ''}:
+            classified
+            <strong>${CLASSIFICATION_LABELS[v.acmg_classification as AcmgClassification] ?? v.acmg_classification}</strong>; its criteria
+            ${v.acmg_criteria.join(', ')} combine to <strong>${CLASSIFICATION_LABELS[suggested.classification]}</strong> (${suggested.rule}).
+          </li>`,
+      )}
+    </ul>
+    <p>Signing is still possible: a classification may rest on evidence the criteria do not list. If it should not, send the report back to draft.</p>
+  </section>`
 }
 
 /** The snapshot a page shows: which one it is and its hash, so the signer can tell what they sign. */

@@ -8,7 +8,7 @@ import { reauthStateOf, type SignoffRefusal } from '../../../domain/reports/sign
 import type { SnapshotContent } from '../../../domain/reports/snapshot.js'
 import type { ReportsEnv } from '../deps.js'
 import { baseOf, letterheadOf, loadForPage, pagesHeaders, recordDenied, type PageCaller } from './common.js'
-import { documentHtml, letterheadHtml, messagePage, pageHtml, signatureBlock, snapshotFacts } from './render.js'
+import { disagreementsHtml, documentHtml, letterheadHtml, messagePage, pageHtml, patientOf, signatureBlock, snapshotFacts } from './render.js'
 
 /**
  * The browser sign-off of a report, under {report_url}/{id}/signoff/ (outside /api/v1 and its
@@ -62,11 +62,11 @@ signoffPages.get('/:id/signoff/', async (c) => {
   const letterhead = await letterheadOf(c, caller.project)
   const signer =
     caller.user.name && caller.user.email ? `${caller.user.name} <${caller.user.email}>` : (caller.user.email ?? caller.user.name ?? caller.user.id)
-  const body = html`${letterheadHtml(letterhead, html`Sign-off`)}
-    <p class="banner info no-print">
+  const header = letterheadHtml(letterhead, html`Sign-off`)
+  const body = html`<p class="banner info no-print">
       You are about to sign this report as <strong>${signer}</strong>. What this page shows is the snapshot you sign: read it whole.
     </p>
-    ${documentHtml(content)}
+    ${disagreementsHtml(content)} ${documentHtml(content)}
     <h2>What you sign</h2>
     ${snapshotFacts({ id: snapshot.id, seq: snapshot.seq, sha256: snapshot.sha256, taken_at: snapshot.taken_at.toDate().toISOString() })}
     <form class="sign" method="post" action="./">
@@ -84,7 +84,7 @@ signoffPages.get('/:id/signoff/', async (c) => {
       <p class="muted">Signing asks you to sign in again at the identity provider, to confirm it is you.</p>
       <button type="submit" id="sign">Sign: approved</button>
     </form>`
-  return c.html(pageHtml({ title: `Sign-off: ${report.order_accession} revision ${report.revision}`, assets: ASSETS, body }), 200)
+  return c.html(pageHtml({ title: `Sign-off: ${report.order_accession} revision ${report.revision}`, assets: ASSETS, header, body }), 200)
 })
 
 signoffPages.post('/:id/signoff/', async (c) => {
@@ -138,7 +138,13 @@ signoffPages.post('/:id/signoff/', async (c) => {
       )
     return refusalPage(c, caller, result.refusal)
   }
-  const login = loginUrl(deps.config, `${baseOf(c)}/${id}/signoff/complete`, REAUTHENTICATE)
+  // The provider's page says what is being signed: the report, its order and the patient (the admin service names the signer).
+  const snapshot = await deps.reports.getSnapshot(report.id, result.snapshotId)
+  const patient = snapshot ? patientOf(JSON.parse(snapshot.content) as SnapshotContent) : 'not recorded'
+  const login = loginUrl(deps.config, `${baseOf(c)}/${id}/signoff/complete`, {
+    ...REAUTHENTICATE,
+    purpose: `Sign report ${report.order_accession}, revision ${report.revision}, for patient ${patient}: approved`,
+  })
   if (!login) return deniedPage(c, 403, 'The platform has no login configured (ADMIN_PUBLIC_URL): a signature cannot be confirmed.')
   return c.redirect(login, 303)
 })
@@ -186,8 +192,8 @@ async function signedPage(c: Context<ReportsEnv>, caller: PageCaller) {
     )
   }
   const letterhead = await letterheadOf(c, caller.project)
-  const body = html`${letterheadHtml(letterhead, html`Sign-off`)}
-    <h1>Report ${report.order_accession}, revision ${report.revision}: signed</h1>
+  const header = letterheadHtml(letterhead, html`Sign-off`)
+  const body = html`<h1>Report ${report.order_accession}, revision ${report.revision}: signed</h1>
     <p class="banner ${report.status === 'signed' ? 'ok' : 'warn'}" id="status">
       ${
         report.status === 'signed'
@@ -197,5 +203,5 @@ async function signedPage(c: Context<ReportsEnv>, caller: PageCaller) {
     </p>
     ${signatureBlock(report.signatures)}
     <p><a href="../print" id="print">The signed report, to view and print</a></p>`
-  return c.html(pageHtml({ title: `Signed: ${report.order_accession} revision ${report.revision}`, assets: ASSETS, body }), 200)
+  return c.html(pageHtml({ title: `Signed: ${report.order_accession} revision ${report.revision}`, assets: ASSETS, header, body }), 200)
 }

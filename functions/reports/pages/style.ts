@@ -15,7 +15,7 @@ table { border-collapse: collapse; width: 100%; margin: 0.4rem 0 0.8rem; font-si
 th, td { text-align: left; vertical-align: top; padding: 0.3rem 0.45rem; border-bottom: 1px solid var(--line); }
 th { font-weight: 600; color: var(--muted); white-space: nowrap; }
 table.fields th { width: 13rem; }
-code, .hash { font-family: "DejaVu Sans Mono", "Liberation Mono", Menlo, monospace; font-size: 0.85rem; word-break: break-all; }
+code, .hash { font-family: "DejaVu Sans Mono", "Liberation Mono", Menlo, monospace; font-size: 0.85rem; overflow-wrap: anywhere; }
 .letterhead { display: flex; justify-content: space-between; align-items: flex-end; border-bottom: 3px solid var(--accent); padding-bottom: 0.5rem; margin-bottom: 1rem; }
 .letterhead .lab { font-size: 1.25rem; font-weight: 700; color: var(--accent); }
 .letterhead .lines { font-size: 0.85rem; color: var(--muted); }
@@ -35,9 +35,28 @@ button { font: inherit; font-weight: 600; background: var(--accent); color: #fff
 a { color: var(--accent); }
 ul.reasons { margin: 0.4rem 0 0.8rem 1.2rem; padding: 0; }
 footer { margin-top: 2rem; border-top: 1px solid var(--line); padding-top: 0.5rem; font-size: 0.8rem; color: var(--muted); }
+.disagreements h2 { border: 0; margin: 0 0 0.3rem; font-size: 1rem; color: inherit; }
+.disagreements { font-weight: 400; }
+.methods p, .methods li { font-size: 0.9rem; }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .no-print { }
+@media (max-width: 40rem) {
+  body { padding: 0.8rem 0.9rem 2rem; }
+  .letterhead { display: block; }
+  .letterhead .right { text-align: left; margin-top: 0.4rem; }
+  table.fields th { width: auto; white-space: normal; }
+  table.fields tr, table.fields th, table.fields td { display: block; border: 0; padding: 0.15rem 0; }
+  table.fields tr { border-bottom: 1px solid var(--line); padding: 0.3rem 0; }
+  table.variants thead { display: none; }
+  table.variants tr, table.variants td { display: block; border: 0; padding: 0.15rem 0; }
+  table.variants tr { border-bottom: 1px solid var(--line); padding: 0.5rem 0; }
+  table.variants td::before { content: attr(data-label); display: block; font-weight: 600; color: var(--muted); font-size: 0.8rem; }
+}
 @media print {
-  @page { size: A4; margin: 16mm 14mm 18mm; }
+  @page {
+    size: A4; margin: 18mm 14mm 18mm;
+    @bottom-right { content: "Page " counter(page) " of " counter(pages); font-size: 8pt; color: #5b6470; }
+  }
   html { font-size: 10.5pt; }
   body { max-width: none; padding: 0; }
   .no-print { display: none !important; }

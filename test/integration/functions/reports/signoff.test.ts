@@ -171,11 +171,22 @@ describe('reports: the browser sign-off', async () => {
       const csp = (await page.context().request.get(`${base}/${report.id}/signoff/`)).headers()['content-security-policy']
       expect(csp).toContain("default-src 'none'")
       expect(csp).toContain("frame-ancestors 'none'")
+      // Before she signs, she is told that the SCN2A variant's criteria combine to less than its classification.
+      const disagreement = await page.locator('#disagreements').innerText()
+      for (const expected of ['SCN2A', 'Pathogenic', 'PS2, PM2_Supporting, PP3', 'Likely pathogenic', 'likely pathogenic (iii)']) {
+        expect(disagreement).toContain(expected)
+      }
+      expect(await page.locator('main').count()).toBe(1)
       await page.screenshot({ path: `${SCREENSHOTS}report-signoff.png`, fullPage: true })
 
-      // Signing goes to the provider, which asks for the password again although its session is fresh.
+      // Signing goes to the provider, which asks for the password again although its session is fresh;
+      // the platform's login names the signer and what is being signed, for the provider's prompt.
       await page.check('input[name=confirm]')
+      const login = page.waitForRequest((r) => r.url().includes('/api/v1/auth/login'))
       await page.click('#sign')
+      // The platform's login is told what is being signed, for the provider's page: report, order, patient.
+      const purpose = new URL((await login).url()).searchParams.get('purpose')
+      for (const expected of [`Sign report ${report.order_accession}, revision 1`, 'Doe, Jamie', 'approved']) expect(purpose).toContain(expected)
       await page.waitForURL((u) => u.href.startsWith(stack.provider.issuer))
       const before = Date.now()
       await signInAtProvider(page, ritaCredentials, new RegExp(`^${base}/${report.id}/signoff/signed$`))
@@ -214,6 +225,25 @@ describe('reports: the browser sign-off', async () => {
       ]) {
         expect(printed).toContain(expected)
       }
+      // Printed: methods and limitations from the template, HGVS names that break after ':', '.' and '>',
+      // one <main>; every page carries the patient and the order (the report's own print.css) and its number.
+      expect(printed).toContain('Methods and limitations')
+      expect(printed).toContain('ACMG/AMP 2015')
+      expect(await page.content()).toContain('c.<wbr>2558G&gt;<wbr>A')
+      expect(await page.locator('main').count()).toBe(1)
+      const running = await page.context().request.get(`${base}/${report.id}/print.css`)
+      expect(running.status()).toBe(200)
+      expect(running.headers()['cache-control']).toBe('no-store')
+      const runningCss = await running.text()
+      expect(runningCss).toContain('@top-left')
+      expect(runningCss).toContain('Doe, Jamie')
+      expect(runningCss).toContain(report.order_accession.replace(/[^A-Za-z0-9 ,.()]/g, (ch) => `\\${ch.codePointAt(0)!.toString(16)} `))
+      expect(await (await page.context().request.get(`${base}/assets/report.css`)).text()).toContain('counter(page) " of " counter(pages)')
+      await page.setViewportSize({ width: 390, height: 844 })
+      const box = await page.locator('table.variants').boundingBox()
+      expect(box!.x + box!.width).toBeLessThanOrEqual(390)
+      await page.screenshot({ path: `${SCREENSHOTS}report-print-390.png`, fullPage: true })
+      await page.setViewportSize({ width: 1100, height: 900 })
       await page.emulateMedia({ media: 'print' })
       await page.pdf?.({ path: `${SCREENSHOTS}report-print.pdf` }).catch(() => undefined)
       await page.screenshot({ path: `${SCREENSHOTS}report-print.png`, fullPage: true })

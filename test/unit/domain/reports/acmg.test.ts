@@ -1,5 +1,14 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { ACMG_CRITERIA, combineCriteria, parseCriteria, parseCriterion, type AppliedCriterion } from '../../../../domain/reports/acmg.js'
+import {
+  ACMG_CLASSIFICATIONS,
+  ACMG_CRITERIA,
+  classificationDisagreement,
+  combineCriteria,
+  parseCriteria,
+  parseCriterion,
+  type AppliedCriterion,
+} from '../../../../domain/reports/acmg.js'
 
 const applied = (...codes: string[]): AppliedCriterion[] => {
   const parsed = parseCriteria(codes)
@@ -94,5 +103,41 @@ describe('combining criteria (Richards et al. 2015, Table 5)', () => {
     const combined = combineCriteria(applied(...codes))
     expect(combined.classification).toBe(classification)
     expect(combined.rule).toContain(rule)
+  })
+})
+
+describe('a classification that disagrees with its criteria (what a signer is shown before signing)', () => {
+  it.each([
+    ['pathogenic', ['PS2', 'PM2_Supporting', 'PP3'], 'likely_pathogenic'],
+    ['benign', ['PVS1', 'PS2'], 'pathogenic'],
+    ['likely_pathogenic', ['BA1'], 'benign'],
+    ['pathogenic', ['PM2'], 'uncertain_significance'],
+  ] as const)('%s with %j is told its criteria combine to %s', (classification, criteria, suggested) => {
+    expect(classificationDisagreement(classification, criteria)?.classification).toBe(suggested)
+  })
+
+  it.each([
+    ['agrees', 'likely_pathogenic', ['PS2', 'PM2_Supporting', 'PP3']],
+    ['no criterion is applied', 'pathogenic', []],
+    ['the variant is not classified', null, ['PVS1', 'PS2']],
+    ['a stored criterion no longer reads', 'pathogenic', ['PM7']],
+  ] as const)('says nothing when %s', (_, classification, criteria) => {
+    expect(classificationDisagreement(classification, criteria)).toBeUndefined()
+  })
+
+  it("disagrees exactly when the classification is not what the criteria combine to (the API's criteria_suggest)", () => {
+    const codes = [...ACMG_CRITERIA.keys()]
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ACMG_CLASSIFICATIONS),
+        fc.uniqueArray(fc.constantFrom(...codes), { minLength: 1, maxLength: 8 }),
+        (cls, criteria) => {
+          const combined = combineCriteria(applied(...criteria))
+          const told = classificationDisagreement(cls, criteria)
+          expect(told === undefined).toBe(combined.classification === cls)
+          if (told) expect(told).toEqual(combined)
+        },
+      ),
+    )
   })
 })
