@@ -65,27 +65,19 @@ function checkInput(input: PipelineInput, value: unknown, scope?: StorageScope):
   return bad >= 0 ? `${expectation}; entry ${bad}: ${checkScalar(input.items ?? 'string', value[bad], scope)}` : undefined
 }
 
-/**
- * Every problem with `params` for this pipeline, each naming its param ("params.case_id: required"),
- * in the order the inputs are declared, then unknown names. Empty when the params are acceptable.
- * null counts as absent, so a client can send a full form with blanks. With a `scope`, every file
- * and storage path must be in the project's bucket or a shared reference bucket: a run never reads
- * or writes another tenant's data.
- */
-export function validateParams(
-  pipeline: Pick<PipelineRecord, 'inputs' | 'additional_params'>,
-  params: Record<string, unknown>,
-  scope?: StorageScope,
-): string[] {
-  return paramProblems(pipeline, params, scope).map(({ param, problem }) => `params.${param}: ${problem}`)
-}
-
 /** What a declared input's own default is wrong about (its type, its enum), or undefined: checked when a pipeline is created. */
 export function defaultProblem(input: PipelineInput): string | undefined {
   return input.default === undefined ? undefined : checkInput(input, input.default)
 }
 
-/** validateParams' problems, each with the param it is about: a form shows each next to its field. */
+/**
+ * Every problem with `params` for this pipeline, each with the param it is about (the API says
+ * "params.case_id: required", a form shows it next to its field), in the order the inputs are
+ * declared, then unknown names. Empty when the params are acceptable.
+ * null counts as absent, so a client can send a full form with blanks. With a `scope`, every file
+ * and storage path must be in the project's bucket or a shared reference bucket: a run never reads
+ * or writes another tenant's data.
+ */
 export function paramProblems(
   pipeline: Pick<PipelineRecord, 'inputs' | 'additional_params'>,
   params: Record<string, unknown>,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { PLATFORM_PIPELINES } from '../../../../domain/pipelines/catalogue.js'
 import { compareSemver, latestVersion, versionKey } from '../../../../domain/pipelines/versions.js'
-import { defaultProblem, validateParams } from '../../../../domain/pipelines/params.js'
+import { defaultProblem, paramProblems } from '../../../../domain/pipelines/params.js'
 import { type PipelineDefinition } from '../../../../domain/pipelines/model.js'
 
 const pipeline = (slug: string, version?: string): PipelineDefinition => {
@@ -9,6 +9,10 @@ const pipeline = (slug: string, version?: string): PipelineDefinition => {
   if (!p) throw new Error(`no seeded pipeline ${slug}`)
   return p
 }
+
+/** The problems as the API words them. */
+const validateParams = (...args: Parameters<typeof paramProblems>) =>
+  paramProblems(...args).map(({ param, problem }) => `params.${param}: ${problem}`)
 
 const R1 = 'gs://demo-lab-demo/fastq/child_R1.fastq.gz'
 const R2 = 'gs://demo-lab-demo/fastq/child_R2.fastq.gz'
@@ -20,7 +24,7 @@ const nextflowOk = {
   fastq_tumor: ['gs://tumor-bkt/t_R1.fq.gz', 'gs://tumor-bkt/t_R2.fq.gz'],
 }
 
-describe('validateParams: params against the pipeline inputs', () => {
+describe('paramProblems: params against the pipeline inputs', () => {
   const cases: Array<[what: string, slug: string, params: Record<string, unknown>, problems: string[]]> = [
     ['accepts the required hereditary-mock inputs', 'hereditary-mock', hereditaryOk, []],
     [
