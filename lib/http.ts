@@ -190,7 +190,8 @@ async function deny(
 }
 
 /** Records an access.denied event; a failure to write it is logged, never answered in place of the refusal. */
-async function recordDenial(c: Context<AppEnv>, reason: string, on: DeniedOn): Promise<void> {
+export async function recordDenial<E extends AppEnv>(ctx: Context<E>, reason: string, on: DeniedOn): Promise<void> {
+  const c = kernelContext(ctx)
   const { audit, log } = c.get('deps')
   await audit
     .record(auditContext(c), { action: 'access.denied', outcome: 'denied', ...on.scope, entity: on.entity, change: { reason } })

@@ -1,4 +1,5 @@
 import { defineService, serviceApp } from '../../lib/service.js'
+import { adminConsole } from './console/index.js'
 import { adminDeps, type AdminDeps } from './deps.js'
 import { auth } from './routes/auth.js'
 import { oauth } from './routes/oauth.js'
@@ -38,6 +39,7 @@ export const admin = defineService<AdminDeps>({
   ],
   deps: adminDeps,
   routes: [orgs, organizations, projects, users, serviceUsers, oauth, auth, serviceInfo],
+  pages: [adminConsole],
 })
 
 export const createAdminApp = (deps: AdminDeps) => serviceApp(admin.definition, deps)

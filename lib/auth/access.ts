@@ -23,6 +23,8 @@ export interface UserRecord {
    * project_members), which stay the listing of each organization's and project's members.
    */
   grants?: Grants
+  /** The project the console and the CLI open when none is named (PUT /users/me/default-context). */
+  default_project_id?: string
 }
 
 export interface Grants {
@@ -160,6 +162,12 @@ export class AccessStore {
 
   async getProject(id: string): Promise<ProjectRecord | undefined> {
     return recordOf<ProjectRecord>(await this.projectRef(id).get())
+  }
+
+  /** The projects of that slug (slugs are unique within an organization only): the console's addresses may name a project by it. */
+  async projectsWithSlug(slug: string): Promise<ProjectRecord[]> {
+    const q = await this.db.col('projects').where('slug', '==', slug).limit(20).get()
+    return q.docs.map((d) => d.data() as ProjectRecord)
   }
 
   async getOrg(id: string): Promise<OrgRecord | undefined> {

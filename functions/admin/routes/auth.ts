@@ -143,6 +143,19 @@ const cookieOptions = (c: Context<AdminEnv>, maxAge: number, path = '/'): Cookie
 })
 const callbackPath = (c: Context<AdminEnv>) => new URL(c.get('deps').login.redirectUri).pathname
 
+/** Ends the request's browser session (the API's logout, the console's sign-out): deleted from the shared store, the cookie cleared, session.ended recorded. */
+export async function endBrowserSession(c: Context<AdminEnv>): Promise<void> {
+  const deps = c.get('deps')
+  const value = getCookie(c, SESSION_COOKIE)
+  deleteCookie(c, SESSION_COOKIE, cookieOptions(c, 0))
+  const ended = value ? await deps.tokens.endSession(value) : undefined
+  if (ended) {
+    const user = await deps.access.getUser(ended.user_id)
+    const ctx: AuditContext = user ? userActor(user, auditContext(c).request, 'session') : auditContext(c)
+    await deps.audit.record(ctx, { action: 'session.ended', entity: { type: 'session', id: ended.id, parent: ended.user_id } })
+  }
+}
+
 /** The end of a CLI login: the platform's own pair for the user the identity provider's ID token named, with login.succeeded. */
 function beginCliLogin(c: Context<AdminEnv>, user: UserRecord, method: CliLoginMethod, authMethod: string) {
   const deps = c.get('deps')
@@ -304,15 +317,7 @@ auth.openapi(
     responses: { 204: { description: 'Logged out' } },
   }),
   async (c) => {
-    const deps = c.get('deps')
-    const value = getCookie(c, SESSION_COOKIE)
-    deleteCookie(c, SESSION_COOKIE, cookieOptions(c, 0))
-    const ended = value ? await deps.tokens.endSession(value) : undefined
-    if (ended) {
-      const user = await deps.access.getUser(ended.user_id)
-      const ctx: AuditContext = user ? userActor(user, auditContext(c).request, 'session') : auditContext(c)
-      await deps.audit.record(ctx, { action: 'session.ended', entity: { type: 'session', id: ended.id, parent: ended.user_id } })
-    }
+    await endBrowserSession(c)
     return c.body(null, 204)
   },
 )

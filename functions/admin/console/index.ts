@@ -1,0 +1,2 @@
+import './account.js'
+export { adminConsole } from './app.js'

@@ -1,0 +1,31 @@
+/** The console's kernel: what every service's console pages are built with (docs/console.md). */
+export { csrfField, csrfToken, csrfValid } from './csrf.js'
+export {
+  badge,
+  confirmView,
+  consoleDocument,
+  consoleUrl,
+  errorView,
+  field,
+  pager,
+  projectChooserUrl,
+  redirectWithNotice,
+  renderConsole,
+  type ConsoleView,
+  type Section,
+  type Tone,
+} from './layout.js'
+export { consolePages } from './mount.js'
+export {
+  ConsoleForm,
+  consoleProject,
+  redirectToDefaultProject,
+  requireConsoleOrg,
+  requireConsoleSession,
+  rolesHolding,
+  stopWith,
+  stopWithPage,
+  type ConsoleProject,
+  type ConsoleSession,
+} from './session.js'
+export { html, Raw } from '../pages.js'
