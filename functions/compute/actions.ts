@@ -3,15 +3,17 @@ import { canonicalJson } from '../../lib/canonical.js'
 import { ApiError, badRequest, notFound } from '../../lib/errors.js'
 import { auditContext } from '../../lib/http.js'
 import { sha256, UUID_RE } from '../../lib/ids.js'
+import { gsUri, parseGsUri } from '../../lib/storage.js'
 import { paramProblems } from '../../domain/pipelines/params.js'
 import { dispatchRun, releaseJob } from '../../domain/runs/lifecycle.js'
-import type { RunRecord } from '../../domain/runs/store.js'
-import type { ComputeEnv } from './deps.js'
+import { TERMINAL } from '../../domain/runs/status.js'
+import { outputLocation, type RunRecord } from '../../domain/runs/store.js'
+import type { ComputeDeps, ComputeEnv } from './deps.js'
 import type { SubmitRun } from './schemas.js'
 
 /**
- * Submitting and cancelling a run, written once for the API (POST /runs, DELETE /runs/{id}) and
- * the console's forms: the request's project and caller (`project`, `principal`) are already
+ * Submitting and cancelling a run and listing its outputs, written once for the API (POST /runs, DELETE /runs/{id}) and
+ * the console's pages: the request's project and caller (`project`, `principal`) are already
  * checked, by `requires` on the API and by the console's page checks, for the same permissions.
  */
 
@@ -59,6 +61,22 @@ export async function submitRun(c: Context<ComputeEnv>, body: SubmitRun, idempot
   })
   if (!replayed || !run.dispatch.published) await dispatchRun(deps, run)
   return { run, replayed }
+}
+
+/** The files under a run's output location, one page; none until the run has ended (a running job's files are not its outputs yet). */
+export async function runOutputs(deps: ComputeDeps, run: RunRecord, page: { pageSize: number; pageToken?: string }) {
+  if (!TERMINAL.has(run.status)) return { items: [] }
+  const { bucket, path: prefix } = parseGsUri(run.output ?? outputLocation(run.bucket_name, run.id))
+  const listed = await deps.storage.list(bucket, prefix, page)
+  const items = listed.items.map((o) => ({
+    name: o.path.slice(prefix.length),
+    path: o.path,
+    uri: gsUri(bucket, o.path),
+    size: o.size,
+    updated: o.updated,
+    content_type: o.content_type,
+  }))
+  return { items, nextPageToken: listed.nextPageToken }
 }
 
 /** Cancels a queued or running run (409 for a finished one; a cancelled one is answered as it is), then deletes its Batch job. */

@@ -6,10 +6,8 @@ import { requires, resourceApp, type Prefetch } from '../../../lib/http.js'
 import { UUID_RE } from '../../../lib/ids.js'
 import { commonErrors, conflictError, IdParam, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, pageSizeOf } from '../../../lib/pagination.js'
-import { gsUri, parseGsUri } from '../../../lib/storage.js'
-import { TERMINAL } from '../../../domain/runs/status.js'
-import { outputLocation, type RunRecord } from '../../../domain/runs/store.js'
-import { cancelRun, submitRun } from '../actions.js'
+import type { RunRecord } from '../../../domain/runs/store.js'
+import { cancelRun, runOutputs, submitRun } from '../actions.js'
 import type { ComputeDeps, ComputeEnv } from '../deps.js'
 import { OrderParam, Run, RunListQuery, RunOutput, SubmitRun } from '../schemas.js'
 
@@ -170,19 +168,8 @@ runs.openapi(
   }),
   async (c) => {
     const run = await loadRun(c, c.req.valid('param').id)
-    if (!TERMINAL.has(run.status)) return c.json([], 200)
     const query = c.req.valid('query')
-    const { bucket, path: prefix } = parseGsUri(run.output ?? outputLocation(run.bucket_name, run.id))
-    const listed = await c.get('deps').storage.list(bucket, prefix, { pageSize: pageSizeOf(query), pageToken: query.page_token })
-    const items = listed.items.map((o) => ({
-      name: o.path.slice(prefix.length),
-      path: o.path,
-      uri: gsUri(bucket, o.path),
-      size: o.size,
-      updated: o.updated,
-      content_type: o.content_type,
-    }))
-    return pageResponse(c, { items, nextPageToken: listed.nextPageToken })
+    return pageResponse(c, await runOutputs(c.get('deps'), run, { pageSize: pageSizeOf(query), pageToken: query.page_token }))
   },
 )
 
