@@ -1,21 +1,25 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { newAuditKeyEntry } from '../../../lib/audit-keys.js'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { getTestServer } from '@google-cloud/functions-framework/testing'
 import { SYSTEM_ACTOR } from '../../../lib/audit.js'
 import { csrfToken } from '../../../lib/console/index.js'
-import { LocalObjectStorage } from '../../../lib/storage.js'
+import type { LocalBatchExecutor } from '../../../lib/batch/local.js'
+import { createKernel } from '../../../lib/kernel.js'
+import { LocalObjectStorage, type ProjectStorage } from '../../../lib/storage.js'
 import { computeDeps, type ComputeDeps } from '../../../functions/compute/deps.js'
 import { createComputeApp } from '../../../functions/compute/service.js'
 import { PLATFORM_PIPELINES, seedPipelines } from '../../../domain/pipelines/catalogue.js'
 import { pipelineId, PLATFORM_SCOPE } from '../../../domain/pipelines/model.js'
 import { TERMINAL } from '../../../domain/runs/status.js'
+import { orchestratorDeps, type OrchestratorDeps } from '../../../orchestrator/deps.js'
 import { registerOrchestrator } from '../../../orchestrator/functions.js'
 import { launchChromium } from '../../support/browser.js'
 import { checkPage, signedInPage, startConsoleWorld } from '../../support/console.js'
 import { localFiles } from '../../support/files.js'
 import { rand } from '../../support/world.js'
-import { makeStage } from '../orchestrator/stage.js'
-import { localEnv, until } from '../orchestrator/support.js'
+import { localEnv, pubsubFor, until } from '../orchestrator/support.js'
 
 /**
  * The runs console in headless Chromium against real servers: the compute service with its console,
@@ -34,35 +38,53 @@ afterAll(async () => {
 })
 
 describe('the runs console', async () => {
-  // One Firestore project and one bucket folder for the console's world and the orchestrator's stage.
-  const env = { ...(await localEnv()), GOOGLE_CLOUD_PROJECT: `test-${rand()}${rand()}`, AUDIT_HMAC_KEYS: newAuditKeyEntry('test') }
-  const stage = await makeStage({ env })
-  registerOrchestrator(stage.deps)
-  for (const [fn, topic] of [
-    ['runRequested', stage.config.topics.runRequested],
-    ['jobStateChanged', stage.config.topics.jobStatus],
-  ] as const) {
-    const base = await stage.serve(fn)
-    const [t] = await stage.pubsub.topic(topic).get({ autoCreate: true })
-    await t.createSubscription(`${topic}-push-${rand()}`, {
-      pushConfig: { pushEndpoint: `${base}/projects/${stage.config.gcpProject}/topics/${topic}` },
-    })
+  // The compute service and the orchestrator on one configuration (the world's): the local executor,
+  // the bucket folders, the queue; download addresses signed with a key of the test's and checked by
+  // the local storage server (started once the world's storage folder is known).
+  let files: Awaited<ReturnType<typeof localFiles>> | undefined
+  const signing: ProjectStorage = {
+    get origin() {
+      return files!.deps.storage.origin
+    },
+    objects: (account) => files!.deps.storage.objects(account),
+    signer: (account) => files!.deps.storage.signer(account),
   }
-  // Download addresses are signed with a key of the test's and checked by the local storage server.
-  const files = await localFiles(stage.world, { storage: new LocalObjectStorage(env.LOCAL_STORAGE_ROOT) })
   let compute: ComputeDeps | undefined
+  let orchestrator: OrchestratorDeps | undefined
   const world = await startConsoleWorld({
-    env,
+    env: await localEnv(),
     others: ['Vic Viewer'],
     apps: {
-      compute: (kernel) =>
-        createComputeApp((compute = computeDeps(kernel, { queue: stage.queue, batch: stage.executor, projectStorage: files.deps.storage }))),
+      compute: (kernel) => {
+        orchestrator = orchestratorDeps(createKernel(kernel.config, 'orchestrator', { firestore: kernel.db.firestore }))
+        compute = computeDeps(kernel, { queue: orchestrator.queue, batch: orchestrator.batch, projectStorage: signing })
+        return createComputeApp(compute)
+      },
     },
   })
+  const config = world.world.deps.config
+  files = await localFiles(world.world, { storage: new LocalObjectStorage(config.storage.localRoot!) })
+  const pubsub = pubsubFor(config)
+  registerOrchestrator(orchestrator!)
+  const servers: Server[] = []
+  for (const [fn, topic] of [
+    ['runRequested', config.topics.runRequested],
+    ['jobStateChanged', config.topics.jobStatus],
+  ] as const) {
+    // Each event function served as the functions framework serves it, fed by a push subscription as in the cloud.
+    const server = getTestServer(fn)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    servers.push(server)
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/projects/${config.gcpProject}/topics/${topic}`
+    const [t] = await pubsub.topic(topic).get({ autoCreate: true })
+    await t.createSubscription(`${topic}-push-${rand()}`, { pushConfig: { pushEndpoint: endpoint } })
+  }
   afterAll(async () => {
     await world.stop()
-    await files.close()
-    await stage.close()
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))))
+    await (orchestrator!.batch as Partial<LocalBatchExecutor>).shutdown?.()
+    await files?.close()
+    await pubsub.close()
   })
   const deps = compute!
   await seedPipelines(deps.pipelines, PLATFORM_PIPELINES)
@@ -181,12 +203,24 @@ describe('the runs console', async () => {
       await page.click('#cancel')
       await expect(text(page, '#question')).resolves.toContain(`Cancel run ${other.name}?`)
       expect((await deps.runs.getById(other.id))!.status).toBe('queued')
-      await checkPage(page, 'run-cancel-confirm')
       await page.click('#confirm')
       await page.waitForURL(`${base}/runs/${other.id}`)
       await expect(text(page, '#run-status')).resolves.toBe('Cancelled')
     } finally {
       await noScript.context.close()
+    }
+
+    // The confirmation page, checked where axe can run (JavaScript on): the form posted as a browser without the script posts it.
+    const third = await queuedRun()
+    const checked = await signedInPage(browser, ann, `${base}/runs/${third.id}`)
+    try {
+      const { page } = checked
+      await page.locator('form[data-confirm]').evaluate((form) => form.removeAttribute('data-confirm'))
+      await page.click('#cancel')
+      await page.waitForSelector('#question')
+      await checkPage(page, 'run-cancel-confirm')
+    } finally {
+      await checked.context.close()
     }
   })
 
@@ -195,7 +229,7 @@ describe('the runs console', async () => {
     const forOrder = await queuedRun({ order_id: accession })
     const done = await queuedRun()
     await deps.runs.applyJobState(done.id, { status: 'succeeded', at: new Date(), source: 'test' })
-    const { context, page } = await signedInPage(browser, ann, `${base}/runs`, { javaScript: false })
+    const { context, page } = await signedInPage(browser, ann, `${base}/runs`)
     try {
       await expect(page.locator('main[data-refresh]').count()).resolves.toBe(1)
       await page.selectOption('#status', 'succeeded')
@@ -290,7 +324,7 @@ describe('the runs console', async () => {
         idempotency_key: rand(),
       })
       expect(res.status).toBe(400)
-      expect(res.body).toMatch(/id="f-param-samplesheet-error">gs:\/\/someone-elses-bucket is not this project's bucket/)
+      expect(res.body).toMatch(/id="f-param-samplesheet-error">gs:\/\/someone-elses-bucket is not this project&#39;s bucket/)
       expect(res.body).toMatch(/id="f-param-records-error">expected an integer/)
       // The form comes back as it was posted.
       expect(res.body).toContain('value="lots"')
