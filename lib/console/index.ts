@@ -7,14 +7,17 @@ export {
   consoleUrl,
   errorView,
   field,
+  ownConsoleUrl,
   pager,
   projectChooserUrl,
   redirectWithNotice,
   renderConsole,
+  time,
   type ConsoleView,
   type Section,
   type Tone,
 } from './layout.js'
+export { checkForm, formRefusal, withoutBlanks, type FormCheck } from './forms.js'
 export { consolePages } from './mount.js'
 export {
   ConsoleForm,

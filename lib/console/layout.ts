@@ -31,10 +31,21 @@ export function consoleUrl(config: Config, service: string, path: string): strin
   return base ? `${base}${path}` : undefined
 }
 
+/** An address of the serving service's own console (`path` after /console), absolute under its public base: for redirects, which a front end's path prefix would break if built from the request's path. */
+export const ownConsoleUrl = <E extends AppEnv>(c: Context<E>, path: string) => `${publicBase(c)}/console${path}`
+
 /** The project chooser of the admin console (the header's "Switch project"). */
 export const projectChooserUrl = (config: Config) => consoleUrl(config, 'admin', '/console/projects')
 
 export type Tone = 'ok' | 'warn' | 'info' | 'pending' | 'neutral'
+
+/** An instant as people read it (UTC, to the minute) in a <time> with the exact value; '—' for none. */
+export function time(at: Date | { toDate(): Date } | string | undefined | null): Raw {
+  if (!at) return html`—`
+  const d = typeof at === 'string' ? new Date(at) : at instanceof Date ? at : at.toDate()
+  if (Number.isNaN(d.getTime())) return html`—`
+  return html`<time datetime="${d.toISOString()}">${d.toISOString().slice(0, 16).replace('T', ' ')} UTC</time>`
+}
 
 /** A status written out (never colour alone). */
 export const badge = (text: string, tone: Tone = 'neutral'): Raw => html`<span class="badge ${tone}">${text}</span>`

@@ -32,7 +32,7 @@ h3 { font-size: 1rem; margin: 1rem 0 0.3rem; }
 p { margin: 0.4rem 0; }
 .muted { color: var(--muted); }
 .crumbs { font-size: 0.9rem; color: var(--muted); margin-bottom: 0.3rem; }
-.table-wrap { overflow-x: auto; margin: 0.4rem 0 0.9rem; }
+.table-wrap { overflow-x: auto; margin: 0.4rem 0 0.9rem; position: relative; }
 table { border-collapse: collapse; width: 100%; font-size: 0.93rem; }
 caption { text-align: left; font-weight: 600; padding: 0.3rem 0; }
 th, td { text-align: left; vertical-align: top; padding: 0.4rem 0.5rem; border-bottom: 1px solid var(--line); }
@@ -73,7 +73,7 @@ button.danger { background: var(--warn); border-color: var(--warn); }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.3rem 1rem; margin: 0.5rem 0 1rem; }
 dl.facts dt { color: var(--muted); font-weight: 600; }
 dl.facts dd { margin: 0; }
-.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
 @media (max-width: 600px) {
   html { font-size: 16px; }
   header.top, nav.sections, main, footer.bottom { padding-left: 0.75rem; padding-right: 0.75rem; }

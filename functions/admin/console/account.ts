@@ -1,11 +1,21 @@
-import { auditContext, csrfField, html, loginUrl, redirectWithNotice, renderConsole, requireConsoleSession } from './kit.js'
+import {
+  auditContext,
+  csrfField,
+  html,
+  loginUrl,
+  ownConsoleUrl,
+  redirectWithNotice,
+  renderConsole,
+  requireConsoleSession,
+  stopWithPage,
+} from './kit.js'
 import { endBrowserSession } from '../routes/auth.js'
 import { visibleProjects } from '../routes/projects.js'
 import { adminConsole } from './app.js'
 
 /** Account: who the signed-in person is, and their roles in each organization and project (what GET /users/me says). */
 
-adminConsole.get('/', (c) => c.redirect('account', 302))
+adminConsole.get('/', (c) => c.redirect(ownConsoleUrl(c, '/account'), 302))
 
 adminConsole.get('/account', async (c) => {
   const session = await requireConsoleSession(c)
@@ -163,17 +173,7 @@ adminConsole.post('/projects/default', async (c) => {
   const { store } = c.get('deps')
   const id = session.form.get('project_id')
   const project = (await visibleProjects(store, session.principal)).find((p) => p.id === id)
-  if (!project)
-    return renderConsole(
-      c,
-      {
-        session,
-        title: 'Not found',
-        body: html`<h1>Not found</h1>
-          <p class="notice warn" role="alert" id="error">There is no such project, or you are not a member of it.</p>`,
-      },
-      404,
-    )
+  if (!project) return stopWithPage(c, 404, 'There is no such project, or you are not a member of it.')
   await store.setDefaultProject(auditContext(c), session.principal.user, project)
-  return redirectWithNotice(c, '../projects', `${project.name} is now your default project.`)
+  return redirectWithNotice(c, ownConsoleUrl(c, '/projects'), `${project.name} is now your default project.`)
 })

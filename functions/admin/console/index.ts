@@ -1,2 +1,6 @@
 import './account.js'
 export { adminConsole } from './app.js'
+import './tokens.js'
+import './orgs.js'
+import './service-users.js'
+import './project.js'

@@ -1,6 +1,6 @@
 import { createRoute, z, type RouteHandler } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import type { OrgRecord } from '../../../lib/auth/access.js'
+import type { OrgRecord, Principal } from '../../../lib/auth/access.js'
 import type { OrgRole } from '../../../lib/auth/roles.js'
 import { Refused } from '../../../lib/decision.js'
 import { iso } from '../../../lib/db.js'
@@ -11,6 +11,7 @@ import { commonErrors, conflictError, IdParam, json, pathId } from '../../../lib
 import { PageQuery, pageHeaders, pageResponse, paginate, paginateArray } from '../../../lib/pagination.js'
 import { orgGrantRefusal } from '../../../domain/tenancy/decide.js'
 import type { ServiceUserRecord } from '../../../domain/tenancy/service-users.js'
+import type { AdminStore } from '../../../domain/tenancy/store.js'
 import type { AdminDeps, AdminEnv } from '../deps.js'
 import { orgFor, orgVisible } from '../org-access.js'
 import { AddOrgMember, CreateOrganization, CreateServiceUser, Organization, OrgMember, OrgParam, ServiceUser, toServiceUser } from '../schemas.js'
@@ -32,15 +33,18 @@ export const listRoute = (path: '/orgs' | '/organizations') =>
   })
 
 /** The organizations the caller belongs to, or has a project in (all of them for platform administrators). */
-export const listOrganizationsHandler: RouteHandler<ReturnType<typeof listRoute>, AdminEnv> = async (c) => {
-  const p = c.get('principal')
-  const { store } = c.get('deps')
+/** The organizations the caller belongs to, or has a project in (all of them for platform administrators). */
+export async function organizationsOf(store: AdminStore, p: Principal): Promise<OrgRecord[]> {
   const ids = new Set<string>(p.orgRoles.keys())
   if (p.projectRoles.size) {
     const projects = await store.listProjects([...p.projectRoles.keys()], [])
     for (const pr of projects) ids.add(pr.org_id)
   }
-  const orgs = await store.listOrgs(p.user.platform_admin ? 'all' : [...ids])
+  return store.listOrgs(p.user.platform_admin ? 'all' : [...ids])
+}
+
+export const listOrganizationsHandler: RouteHandler<ReturnType<typeof listRoute>, AdminEnv> = async (c) => {
+  const orgs = await organizationsOf(c.get('deps').store, c.get('principal'))
   return pageResponse(
     c,
     paginateArray(orgs.map(toOrganization), (o) => o.id, { filters: {}, query: c.req.valid('query') }),
@@ -48,7 +52,7 @@ export const listOrganizationsHandler: RouteHandler<ReturnType<typeof listRoute>
 }
 
 /** Refuses an organization role change that the grant rules forbid (orgGrantRefusal): 403, with an access.denied event. */
-async function assertMayChangeOrgMember(c: Context<AdminEnv>, orgId: string, targetId: string, roles: OrgRole[]) {
+export async function assertMayChangeOrgMember(c: Context<AdminEnv>, orgId: string, targetId: string, roles: OrgRole[]) {
   const principal = c.get('principal')
   const target = await c.get('deps').access.getUser(targetId)
   const refusal = orgGrantRefusal(

@@ -31,7 +31,7 @@ export function toProject(p: ProjectRecord, org: Pick<OrgRecord, 'name'> | undef
 }
 
 /** Who grants, in a member change: the caller and their roles in the project (decideMemberRoles never lets them exceed these). */
-function granterIn<E extends AppEnv>(c: Context<E>, project: ProjectRecord): Granter {
+export function granterIn<E extends AppEnv>(c: Context<E>, project: ProjectRecord): Granter {
   const principal = c.get('principal')
   return { id: principal.user.id, roles: projectRolesOf(principal, project) }
 }

@@ -5,7 +5,7 @@ import { notFound } from '../../../lib/errors.js'
 import { auditContext, requireOrg, resourceApp } from '../../../lib/http.js'
 import { newId } from '../../../lib/ids.js'
 import { commonErrors, conflictError, json } from '../../../lib/openapi.js'
-import { MAX_ACTIVE_KEYS } from '../../../domain/tenancy/service-users.js'
+import { MAX_ACTIVE_KEYS, type ServiceUserRecord } from '../../../domain/tenancy/service-users.js'
 import type { AdminDeps, AdminEnv } from '../deps.js'
 import { orgVisible } from '../org-access.js'
 import { generateServiceKey, KEY_ALGORITHM, tokenEndpoint } from '../jwt-bearer.js'
@@ -19,11 +19,20 @@ import { KeyParam, NewServiceKey, ServiceKey, ServiceUser, ServiceUserDetail, Su
 export const serviceUsers = resourceApp<AdminDeps>()
 
 /** A service user of an organization the caller belongs to (else 404, as if absent), in which they hold `permission` (else 403). */
-async function serviceUserFor(c: Context<AdminEnv>, id: string, permission: OrgPermission) {
+export async function serviceUserFor(c: Context<AdminEnv>, id: string, permission: OrgPermission) {
   const user = await c.get('deps').serviceUsers.get(id)
   if (!user || !(await orgVisible(c, user.org_id))) throw notFound('service user')
   await requireOrg(c, user.org_id, permission)
   return user
+}
+
+/** A new key pair of the service user (the API's and the console's): the public key stored with service_key.created, the private key returned once. */
+export async function issueServiceKey(c: Context<AdminEnv>, user: ServiceUserRecord): Promise<z.infer<typeof NewServiceKey>> {
+  const deps = c.get('deps')
+  const keyId = newId()
+  const pair = await generateServiceKey(keyId)
+  const key = await deps.serviceUsers.addKey(auditContext(c), user, { keyId, alg: KEY_ALGORITHM, publicJwk: pair.publicJwk })
+  return { ...toKey(key), token_endpoint: tokenEndpoint(deps.config, c), private_key_pem: pair.privatePem, private_key_jwk: { ...pair.privateJwk } }
 }
 
 serviceUsers.openapi(
@@ -71,16 +80,10 @@ serviceUsers.openapi(
     responses: { 201: json(NewServiceKey, 'Created; the private key is in this response only'), ...commonErrors, ...conflictError },
   }),
   async (c) => {
-    const deps = c.get('deps')
     const user = await serviceUserFor(c, c.req.valid('param').id, 'service_user.manage')
-    const keyId = newId()
-    const pair = await generateServiceKey(keyId)
-    const key = await deps.serviceUsers.addKey(auditContext(c), user, { keyId, alg: KEY_ALGORITHM, publicJwk: pair.publicJwk })
+    const created = await issueServiceKey(c, user)
     c.header('Cache-Control', 'no-store')
-    return c.json(
-      { ...toKey(key), token_endpoint: tokenEndpoint(deps.config, c), private_key_pem: pair.privatePem, private_key_jwk: { ...pair.privateJwk } },
-      201,
-    )
+    return c.json(created, 201)
   },
 )
 

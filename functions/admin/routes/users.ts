@@ -1,13 +1,11 @@
-import { Timestamp } from '@google-cloud/firestore'
 import { createRoute, z } from '@hono/zod-openapi'
 import type { PersonalTokenRecord } from '../../../lib/auth/tokens.js'
 import { iso } from '../../../lib/db.js'
-import { badRequest, forbidden, notFound } from '../../../lib/errors.js'
 import { auditContext, loadProjectFor, resourceApp } from '../../../lib/http.js'
-import { newId } from '../../../lib/ids.js'
 import { commonErrors, IdParam, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, paginateArray } from '../../../lib/pagination.js'
 import type { AdminDeps } from '../deps.js'
+import { createPersonalToken, DEFAULT_TOKEN_DAYS, expiryOf, MAX_TOKEN_DAYS, revokePersonalToken, stateOf } from '../personal-tokens.js'
 import { DefaultContext, Me, SetDefaultContext } from '../schemas.js'
 import { visibleProjects } from './projects.js'
 
@@ -18,10 +16,6 @@ import { visibleProjects } from './projects.js'
  * as a token is not bound to one organization.
  */
 export const users = resourceApp<AdminDeps>()
-
-export const DEFAULT_TOKEN_DAYS = 90
-export const MAX_TOKEN_DAYS = 366
-const DAY_MS = 86_400_000
 
 const CreateToken = z
   .object({
@@ -63,11 +57,6 @@ const NewPersonalAccessToken = PersonalAccessToken.extend({
   token: z.string().openapi({ description: 'The secret value. Shown only in this response: the platform keeps only its SHA-256.' }),
 }).openapi('NewPersonalAccessToken')
 
-function stateOf(t: PersonalTokenRecord, now: Date): z.infer<typeof TokenState> {
-  if (t.revoked_at) return 'revoked'
-  return t.expires_at.toMillis() <= now.getTime() ? 'expired' : 'active'
-}
-
 function toToken(t: PersonalTokenRecord, now: Date): z.infer<typeof PersonalAccessToken> {
   return {
     id: t.id,
@@ -83,14 +72,6 @@ function toToken(t: PersonalTokenRecord, now: Date): z.infer<typeof PersonalAcce
 
 /** paginateArray orders by ascending key: inverting the creation time lists the newest token first. */
 const newestFirst = (t: { created: string; id: string }) => `${String(Number.MAX_SAFE_INTEGER - Date.parse(t.created)).padStart(16, '0')}_${t.id}`
-
-function expiryOf(body: z.infer<typeof CreateToken>, now: Date): Date {
-  if (body.expires_at === undefined) return new Date(now.getTime() + (body.expires_in_days ?? DEFAULT_TOKEN_DAYS) * DAY_MS)
-  const at = new Date(body.expires_at)
-  if (at.getTime() <= now.getTime()) throw badRequest('expires_at: must be in the future')
-  if (at.getTime() > now.getTime() + MAX_TOKEN_DAYS * DAY_MS) throw badRequest(`expires_at: must be at most ${MAX_TOKEN_DAYS} days ahead`)
-  return at
-}
 
 users.openapi(
   createRoute({
@@ -166,24 +147,9 @@ users.openapi(
   }),
   async (c) => {
     const deps = c.get('deps')
-    const p = c.get('principal')
-    // A service user's access must end when its key is revoked; a long-lived token would outlive that.
-    if (p.user.kind === 'service_user') throw forbidden('service users obtain short-lived tokens with their keys at POST /oauth/token')
     const body = c.req.valid('json')
     const now = deps.clock.now()
-    const expiresAt = expiryOf(body, now)
-    const ctx = auditContext(c)
-    const created = await deps.db.transaction(async (tx) => {
-      const id = newId()
-      const chain = await deps.audit.prepare(tx, { entity: { type: 'personal_token', id } })
-      const t = deps.tokens.createPersonalIn(tx, { id, userId: p.user.id, name: body.name, expiresAt, now })
-      chain.write(ctx, {
-        action: 'token.created',
-        entity: { type: 'personal_token', id: t.record.id, parent: p.user.id },
-        change: { to: iso(t.record.expires_at) },
-      })
-      return t
-    })
+    const created = await createPersonalToken(deps, auditContext(c), c.get('principal').user, { name: body.name, expiresAt: expiryOf(body, now) })
     c.header('Cache-Control', 'no-store')
     return c.json({ ...toToken(created.record, now), token: created.value }, 201)
   },
@@ -218,19 +184,7 @@ users.openapi(
     responses: { 204: { description: 'Revoked (also when it already was)' }, ...commonErrors },
   }),
   async (c) => {
-    const deps = c.get('deps')
-    const userId = c.get('principal').user.id
-    const id = c.req.valid('param').id
-    const ctx = auditContext(c)
-    const now = deps.clock.now()
-    await deps.db.transaction(async (tx) => {
-      const chain = await deps.audit.prepare(tx, { entity: { type: 'personal_token', id } })
-      const found = await deps.tokens.getPersonalIn(tx, userId, id)
-      if (!found) throw notFound('token')
-      if (found.record.revoked_at) return
-      tx.update(found.ref, { revoked_at: Timestamp.fromDate(now) })
-      chain.write(ctx, { action: 'token.revoked', entity: { type: 'personal_token', id, parent: userId } })
-    })
+    await revokePersonalToken(c.get('deps'), auditContext(c), c.get('principal').user.id, c.req.valid('param').id)
     return c.body(null, 204)
   },
 )
