@@ -388,6 +388,9 @@ export interface LaunchState {
 const fieldId = (field: string) => (field.startsWith('param.') ? `f-param-${field.slice('param.'.length)}` : `f-${field}`)
 const fieldLabel = (field: string) => (field.startsWith('param.') ? field.slice('param.'.length) : field)
 
+/** Help text ends as a sentence, since more may follow it. */
+const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`)
+
 function fieldProblem(id: string, problem: string | undefined): Raw | string {
   return problem ? html`<span class="error" id="${id}-error">${problem}</span>` : ''
 }
@@ -403,7 +406,7 @@ function inputControl(input: PipelineInput, state: LaunchState): Raw {
   const value = state.values[name] ?? ''
   const problem = state.problems.get(name)
   const help = [
-    input.description,
+    input.description && sentence(input.description),
     input.type === 'array'
       ? `One entry per line${input.min_items !== undefined || input.max_items !== undefined ? `, ${countText(input)}` : ''}.`
       : '',
