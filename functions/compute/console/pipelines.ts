@@ -1,8 +1,19 @@
 import { randomUUID } from 'node:crypto'
 import type { Context } from 'hono'
 import { canInProject } from '../../../lib/auth/access.js'
-import { consoleProject, csrfField, html, pager, redirectWithNotice, renderConsole, type ConsoleProject } from '../../../lib/console/index.js'
-import { ApiError, notFound } from '../../../lib/errors.js'
+import {
+  checkForm,
+  consoleProject,
+  csrfField,
+  formRefusal,
+  html,
+  pager,
+  redirectWithNotice,
+  renderConsole,
+  withoutBlanks,
+  type ConsoleProject,
+} from '../../../lib/console/index.js'
+import { notFound } from '../../../lib/errors.js'
 import { UUID_RE } from '../../../lib/ids.js'
 import { DEFAULT_PAGE_SIZE } from '../../../lib/pagination.js'
 import { EXTRA_FIELD, formValuesOf, paramField, paramsFromForm, tagsFromForm } from '../../../domain/pipelines/launch-form.js'
@@ -69,7 +80,7 @@ function renderLaunch(
   s: ConsoleProject,
   pipeline: PipelineRecord,
   state: LaunchState & { key: string },
-  status: 200 | 400 | 403 | 404 | 409 = 200,
+  status: 200 | 400 | 403 | 404 | 409 | 412 = 200,
 ) {
   const links = linksOf(c, s.project)
   // The key rides with the form: sending it twice (a double click, a reload of the answer) makes one run, as on the API.
@@ -114,27 +125,21 @@ computeConsole.post('/p/:project/pipelines/:id/launch', async (c) => {
   }
   const posted = form.get('idempotency_key')
   const key = KEY_RE.test(posted) ? posted : randomUUID()
-  const again = (problems: Map<string, string>, status: 400 | 403 | 404 | 409, summary?: string) =>
+  const again = (problems: Map<string, string>, status: 400 | 403 | 404 | 409 | 412, summary?: string) =>
     renderLaunch(c, s, pipeline, { values, problems, key, ...(summary ? { summary } : {}) }, status)
 
   const { params, problems } = paramsFromForm(pipeline, values)
   if (problems.length) return again(new Map(problems.map((p) => [p.param, p.problem])), 400)
-  const parsed = SubmitRun.safeParse({
+  const parsed = checkForm(SubmitRun, {
     pipeline_id: pipeline.id,
     params,
     tags: tagsFromForm(values.tags),
-    ...(values.order_id ? { order_id: values.order_id } : {}),
-    ...(values.profile ? { profile: values.profile } : {}),
+    ...withoutBlanks({ order_id: values.order_id, profile: values.profile }),
   })
-  if (!parsed.success) {
-    const fields = new Map<string, string>()
-    const rest: string[] = []
-    for (const issue of parsed.error.issues) {
-      const first = String(issue.path[0] ?? '')
-      if (first in RUN_FIELDS) fields.set(first, issue.message)
-      else rest.push(`${issue.path.join('.')}: ${issue.message}`)
-    }
-    return again(fields, 400, rest.join('; ') || undefined)
+  if (!parsed.ok) {
+    // The run's own fields have theirs; a problem of the params as a whole (their size) is the form's.
+    const { params: whole, ...fields } = parsed.errors
+    return again(new Map(Object.entries(fields)), 400, whole)
   }
   try {
     const { run, replayed } = await submitRun(c, parsed.data, key)
@@ -148,8 +153,7 @@ computeConsole.post('/p/:project/pipelines/:id/launch', async (c) => {
       return again(fields, 400)
     }
     // The other refusals (no project credentials, an order that is absent or not signed) are about the whole run.
-    if (error instanceof ApiError && (error.status === 400 || error.status === 404 || error.status === 409))
-      return again(new Map(), error.status, error.detail)
-    throw error
+    const refused = await formRefusal(c, error)
+    return again(new Map(), refused.status, refused.detail)
   }
 })

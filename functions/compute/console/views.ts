@@ -1,4 +1,4 @@
-import { badge, csrfField, html, Raw, type Tone } from '../../../lib/console/index.js'
+import { badge, csrfField, html, Raw, time, type Tone } from '../../../lib/console/index.js'
 import type { PageSession } from '../../../lib/pages.js'
 import { paramField, EXTRA_FIELD } from '../../../domain/pipelines/launch-form.js'
 import type { PipelineInput, PipelineRecord } from '../../../domain/pipelines/model.js'
@@ -38,15 +38,6 @@ const STATUS_TONE: Record<RunStatus, Tone> = { queued: 'pending', running: 'info
 
 /** A status as text in a badge (its colour only repeats what the text says). */
 export const statusBadge = (status: RunStatus) => badge(STATUS_TEXT[status], STATUS_TONE[status])
-
-/** 2026-11-22 06:15:30 UTC */
-export const utc = (d: Date | undefined) =>
-  d
-    ? d
-        .toISOString()
-        .replace('T', ' ')
-        .replace(/\.\d+Z$/, ' UTC')
-    : ''
 
 /** Seconds as people read a duration: 42 s, 3 min 5 s, 2 h 4 min. */
 export function duration(seconds: number): string {
@@ -115,7 +106,7 @@ export function runsList(opts: { runs: RunRecord[]; filter: RunsFilter; pager: R
                       <td>${r.pipeline_slug} <span class="muted">${r.pipeline_version}</span></td>
                       <td>${statusBadge(r.status)}</td>
                       <td>${orderLink(r, links)}</td>
-                      <td>${utc(r.created.toDate())}</td>
+                      <td>${time(r.created)}</td>
                       <td>${runDuration(r) ?? ''}</td>
                     </tr>`,
                 )}
@@ -179,11 +170,11 @@ export function runPage(opts: {
     <h2>Timeline</h2>
     <dl class="facts" id="timeline">
       <dt>Created</dt>
-      <dd>${utc(run.created.toDate())}</dd>
+      <dd>${time(run.created)}</dd>
       <dt>Started</dt>
-      <dd>${run.started ? utc(run.started.toDate()) : html`<span class="muted">not yet</span>`}</dd>
+      <dd>${run.started ? time(run.started) : html`<span class="muted">not yet</span>`}</dd>
       <dt>Finished</dt>
-      <dd>${run.finished ? utc(run.finished.toDate()) : html`<span class="muted">not yet</span>`}</dd>
+      <dd>${run.finished ? time(run.finished) : html`<span class="muted">not yet</span>`}</dd>
       <dt>Duration</dt>
       <dd>${runDuration(run) ?? html`<span class="muted">once started and finished</span>`}</dd>
     </dl>
@@ -244,7 +235,7 @@ function outputsSection(opts: { run: RunRecord; links: Links; outputs?: { items:
               html`<tr>
                 <td><a href="${links.download(run.id, o.path)}" download>${o.name}</a></td>
                 <td>${bytes(o.size)}</td>
-                <td>${utc(new Date(o.updated))}</td>
+                <td>${time(o.updated)}</td>
               </tr>`,
           )}
         </tbody>
