@@ -18,6 +18,7 @@ import { registerOrchestrator } from '../../../orchestrator/functions.js'
 import { launchChromium } from '../../support/browser.js'
 import { checkPage, signedInPage, startConsoleWorld } from '../../support/console.js'
 import { localFiles } from '../../support/files.js'
+import { makeTrioOrder, moveOrder } from '../../support/reports.js'
 import { rand } from '../../support/world.js'
 import { localEnv, pubsubFor, until } from '../orchestrator/support.js'
 
@@ -329,6 +330,25 @@ describe('the runs console', async () => {
       // The form comes back as it was posted.
       expect(res.body).toContain('value="lots"')
       expect((await deps.runs.list(project.id, {}, {})).items.length).toBe(before)
+    })
+
+    it("links the run to the order named in the form, and shows an order's refusal on the form in the API's words", async () => {
+      const s = await sessionOf(ann.user.id)
+      const order = await makeTrioOrder(world.world.deps, project)
+      const launched = await post(`${base}/pipelines/${hello}/launch`, s, { order_id: order.accession, idempotency_key: rand() })
+      expect(launched.status).toBe(303)
+      const runId = launched.location!.split('/').at(-1)!
+      expect(await deps.runs.getById(runId)).toMatchObject({ order_id: order.id, order_accession: order.accession })
+      const listed = await get(`${base}/runs?${new URLSearchParams({ order: order.accession })}`, s)
+      expect(listed.body).toContain(`/runs/${runId}"`)
+
+      await moveOrder(world.world.deps, project, order.id, 'on_hold')
+      const before = (await deps.runs.list(project.id, { order_id: order.id }, {})).items.length
+      const refused = await post(`${base}/pipelines/${hello}/launch`, s, { order_id: order.accession, idempotency_key: rand() })
+      expect(refused.status).toBe(409)
+      expect(refused.body).toMatch(/id="form-summary">[^<]*on_hold/)
+      expect(refused.body).toContain(`value="${order.accession}"`)
+      expect((await deps.runs.list(project.id, { order_id: order.id }, {})).items.length).toBe(before)
     })
 
     it('makes one run of a form sent twice (its idempotency key), and answers the second with the first run', async () => {
