@@ -165,7 +165,7 @@ export function runPage(opts: {
           : ''
       }
       <dt>Run id</dt>
-      <dd><code id="run-id">${run.id}</code></dd>
+      <dd><code id="run-id">${run.id}</code> <button type="button" class="secondary" data-copy="run-id">Copy the id</button></dd>
     </dl>
     <h2>Timeline</h2>
     <dl class="facts" id="timeline">

@@ -225,6 +225,24 @@ describe('the runs console', async () => {
     }
   })
 
+  it('brings the launch form back with each problem next to its field, and a summary linking to them', { timeout: 60_000 }, async () => {
+    const trio = pipelineId(PLATFORM_SCOPE, 'trio-local', '1.0.0')
+    const { context, page } = await signedInPage(browser, ann, `${base}/pipelines/${trio}/launch`)
+    try {
+      await expect(page.inputValue('#f-param-records')).resolves.toBe('300')
+      await page.fill('#f-param-samplesheet', `gs://${project.bucket_name}/samplesheets/none.csv`)
+      await page.fill('#f-param-records', 'lots')
+      await page.click('#submit')
+      await expect(text(page, '#f-param-records-error')).resolves.toBe('expected an integer')
+      await expect(page.locator('#f-param-records').getAttribute('aria-describedby')).resolves.toContain('f-param-records-error')
+      await expect(page.inputValue('#f-param-samplesheet')).resolves.toBe(`gs://${project.bucket_name}/samplesheets/none.csv`)
+      await expect(page.locator('#form-errors a[href="#f-param-records"]').count()).resolves.toBe(1)
+      await checkPage(page, 'launch-refused')
+    } finally {
+      await context.close()
+    }
+  })
+
   it('filters the list by status and by order, newest first, refreshing only while a listed run is active', { timeout: 60_000 }, async () => {
     const accession = `ORD-2026-${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`
     const forOrder = await queuedRun({ order_id: accession })
