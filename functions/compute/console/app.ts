@@ -1,6 +1,5 @@
 import type { Context } from 'hono'
-import { consolePages, consoleUrl, type ConsoleProject } from '../../../lib/console/index.js'
-import { publicBase } from '../../../lib/pages.js'
+import { consolePages, consoleUrl, ownConsoleUrl, type ConsoleProject } from '../../../lib/console/index.js'
 import type { ComputeDeps, ComputeEnv } from '../deps.js'
 import type { Links } from './views.js'
 
@@ -12,7 +11,7 @@ export const computeConsole = consolePages<ComputeDeps>()
  * named it), absolute under the service's public base; the clinical console's order pages.
  */
 export function linksOf(c: Context<ComputeEnv>, project: { id: string }): Links {
-  const base = `${publicBase(c)}/console/p/${project.id}`
+  const base = ownConsoleUrl(c, `/p/${project.id}`)
   const config = c.get('deps').config
   const clinical = consoleUrl(config, 'clinical', `/console/p/${project.id}/orders/`)
   return {

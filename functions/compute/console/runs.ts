@@ -3,6 +3,7 @@ import { canInProject } from '../../../lib/auth/access.js'
 import {
   consoleProject,
   confirmView,
+  ownConsoleUrl,
   pager,
   redirectToDefaultProject,
   redirectWithNotice,
@@ -35,7 +36,7 @@ const REFRESH_SECONDS = 10
 
 computeConsole.get('/', (c) => redirectToDefaultProject(c, 'runs'))
 
-computeConsole.get('/p/:project', (c) => c.redirect(`${c.req.path}/runs`, 302))
+computeConsole.get('/p/:project', (c) => c.redirect(ownConsoleUrl(c, `/p/${encodeURIComponent(c.req.param('project'))}/runs`), 302))
 
 computeConsole.get('/p/:project/runs', async (c) => {
   const s = await consoleProject(c, 'run.read')

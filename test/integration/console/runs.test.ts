@@ -398,6 +398,19 @@ describe('the runs console', async () => {
       expect(outside.status).toBe(404)
     })
 
+    it("opens the person's project's runs from the console's root, and a project by its slug", async () => {
+      const s = await sessionOf(ann.user.id)
+      expect(await get(`${world.urls.compute}/console`, s)).toMatchObject({ status: 302, location: `${base}/runs` })
+      expect(await get(`${world.urls.compute}/console/p/${project.slug}`, s)).toMatchObject({
+        status: 302,
+        location: `${world.urls.compute}/console/p/${project.slug}/runs`,
+      })
+      const bySlug = await get(`${world.urls.compute}/console/p/${project.slug}/runs`, s)
+      expect(bySlug.status).toBe(200)
+      // The page's own links name the project by its id, whichever way the address named it.
+      expect(bySlug.body).toContain(`href="${base}/pipelines"`)
+    })
+
     it('sends a person without a session to the platform login, and back to the page', async () => {
       const res = await fetch(`${base}/runs?status=queued`, { redirect: 'manual' })
       expect(res.status).toBe(302)
