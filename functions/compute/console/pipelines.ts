@@ -110,8 +110,8 @@ computeConsole.get('/p/:project/pipelines/:id/launch', async (c) => {
   return renderLaunch(c, s, pipeline, { values: formValuesOf(pipeline), problems: new Map(), key: randomUUID() })
 })
 
-/** The form fields the run's own fields (not params) are posted in, by the SubmitRun field they fill. */
-const RUN_FIELDS = { order_id: 'order_id', tags: 'tags', profile: 'profile' } as const
+/** The run's own fields (not params), posted under their SubmitRun names. */
+const RUN_FIELDS = ['order_id', 'tags', 'profile'] as const
 
 computeConsole.post('/p/:project/pipelines/:id/launch', async (c) => {
   const s = await consoleProject(c, 'run.submit')
@@ -119,7 +119,7 @@ computeConsole.post('/p/:project/pipelines/:id/launch', async (c) => {
   const pipeline = await loadPipeline(c, s.project.id)
   const { form } = s
   const values: Record<string, string> = {}
-  for (const name of [...pipeline.inputs.map((i) => paramField(i.name)), EXTRA_FIELD, ...Object.values(RUN_FIELDS)]) {
+  for (const name of [...pipeline.inputs.map((i) => paramField(i.name)), EXTRA_FIELD, ...RUN_FIELDS]) {
     const v = form.get(name)
     if (v) values[name] = v
   }
