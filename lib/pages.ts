@@ -95,14 +95,16 @@ export async function pageSession<E extends AppEnv>(c: Context<E>): Promise<Page
   return { principal, session: found.record, key: deps.tokens.sessionKey(value) }
 }
 
-/** The admin service's browser login, returning to `returnTo` (an address on the platform's origins), with `prompt`/`max_age` when asked. */
-export function loginUrl(config: Config, returnTo: string, fresh?: { prompt: 'login'; maxAge: number }): string | undefined {
+/** The admin service's browser login, returning to `returnTo` (an address on the platform's origins), with `prompt`/`max_age` (and what it is for, `purpose`) when asked. */
+export function loginUrl(config: Config, returnTo: string, fresh?: { prompt: 'login'; maxAge: number; purpose?: string }): string | undefined {
   if (!config.adminPublicUrl) return undefined
   const url = new URL(`${config.adminPublicUrl.replace(/\/+$/, '')}${API_PREFIX}/auth/login`)
   url.searchParams.set('return_to', returnTo)
   if (fresh) {
     url.searchParams.set('prompt', fresh.prompt)
     url.searchParams.set('max_age', String(fresh.maxAge))
+    // What the re-authentication confirms, for the provider's page (the local suite's shows it).
+    if (fresh.purpose) url.searchParams.set('purpose', fresh.purpose.slice(0, 200))
   }
   return url.href
 }

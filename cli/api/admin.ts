@@ -3011,6 +3011,8 @@ export interface operations {
                 prompt?: "login";
                 /** @description The maximum age in seconds of the user's authentication at the provider (0: now). The ID token's auth_time is checked against it. With prompt or max_age, a browser that has a session re-authenticates it: the session keeps its cookie and records the new auth_time with the prompt and max_age asked, and an authentication as another user is refused (the session is left as it was). A max_age above 0 lets the provider answer from its own session without asking for a password: a report signature does not accept such a re-authentication. */
                 max_age?: number | null;
+                /** @description What a re-authentication confirms, in a few words (e.g. 'Sign report ORD-1 revision 2: approved'): passed to the identity provider as the authorization parameter purpose, which the local suite's sign-in page shows and other providers ignore (RFC 6749 §3.1). A re-authentication also passes the session's e-mail as login_hint, so that the provider asks for the same person's password. */
+                purpose?: string;
             };
             header?: never;
             path?: never;

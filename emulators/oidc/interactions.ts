@@ -1,32 +1,64 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { Client, KoaContextWithOIDC } from 'oidc-provider'
+import { CONSOLE_CSS } from '../../lib/console/style.js'
 import type { AccountStore } from './accounts.js'
 
 const MAX_FORM_BYTES = 16 * 1024
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!)
 
-/** Every page of the provider: one look, no outside resources. */
+/**
+ * Every page of the provider, in the console's look (its one stylesheet, lib/console/style.ts,
+ * inline: the provider is an origin of its own), with nothing from outside: a header that says
+ * whose page it is, one <main>, labelled fields.
+ */
 function page(title: string, body: string) {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · Local identity provider</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font-family:system-ui,sans-serif;max-width:22rem;margin:4rem auto}label,input,button{display:block;width:100%;margin:.4rem 0}
-input{padding:.4rem;box-sizing:border-box}.error{color:#b00020}.code{font-size:1.6rem;font-family:monospace;letter-spacing:.1em}</style></head>
-<body>${body}</body></html>`
+<style>${CONSOLE_CSS}
+main { max-width: 28rem; }
+.provider-note { font-size: 0.85rem; }
+.code { font-size: 1.6rem; font-family: "DejaVu Sans Mono", "Liberation Mono", Menlo, monospace; letter-spacing: 0.1em; }
+form.device input[name="user_code"] { font: inherit; padding: 0.45rem 0.55rem; border: 1px solid #8a939e; border-radius: 4px; width: 100%; }
+</style></head>
+<body><header class="top"><span class="brand">Local identity provider</span><span class="provider-note">the local suite's sign-in, standing in for your organization's</span></header>
+<main id="main">${body}</main>
+<footer class="bottom">Passwords here are the local suite's test accounts (see docs/local-suite.md).</footer></body></html>`
 }
 
-function loginPage(uid: string, opts: { email?: string; error?: string; client: string }) {
+interface LoginPage {
+  client: string
+  /** The e-mail to show: what was typed, or the platform's login_hint. */
+  email?: string
+  /** The platform named the person (login_hint): the field is theirs, not to be changed. */
+  hinted?: boolean
+  /** A re-authentication (prompt=login or max_age=0): the person confirms it is them, for `purpose` when the platform says. */
+  reauthentication?: boolean
+  purpose?: string
+  error?: string
+}
+
+function loginPage(uid: string, opts: LoginPage) {
+  const title = opts.reauthentication ? 'Confirm it is you' : 'Sign in'
+  const why = opts.reauthentication
+    ? opts.purpose
+      ? `<p class="notice info" id="purpose">Sign in again to confirm: <strong>${escapeHtml(opts.purpose)}</strong></p>`
+      : '<p class="notice info" id="purpose">Sign in again to confirm an action that needs a fresh sign-in.</p>'
+    : `<p>to continue to <strong>${escapeHtml(opts.client)}</strong></p>`
+  const email = opts.hinted
+    ? `<input id="email" name="email" type="email" required readonly aria-describedby="email-hint" value="${escapeHtml(opts.email ?? '')}">
+<span class="hint" id="email-hint">The platform asks for this account's password.</span>`
+    : `<input id="email" name="email" type="email" required autofocus autocomplete="username" value="${escapeHtml(opts.email ?? '')}">`
   return page(
-    'Sign in',
-    `<h1>Sign in</h1><p>to continue to <strong>${escapeHtml(opts.client)}</strong></p>
-${opts.error ? `<p class="error" role="alert">${escapeHtml(opts.error)}</p>` : ''}
-<form method="post" action="/interaction/${escapeHtml(uid)}/login" autocomplete="on">
-<label for="email">E-mail</label><input id="email" name="email" type="email" required autofocus value="${escapeHtml(opts.email ?? '')}">
-<label for="password">Password</label><input id="password" name="password" type="password" required>
-<button type="submit">Sign in</button></form>
-<p><a href="/interaction/${escapeHtml(uid)}/abort">Cancel</a></p>`,
+    title,
+    `<h1>${title}</h1>${why}
+${opts.error ? `<p class="notice warn" role="alert" id="error">${escapeHtml(opts.error)}</p>` : ''}
+<form class="stack" method="post" action="/interaction/${escapeHtml(uid)}/login">
+<div class="field"><label for="email">E-mail</label>${email}</div>
+<div class="field"><label for="password">Password</label><input id="password" name="password" type="password" required autocomplete="current-password"${opts.hinted ? ' autofocus' : ''}></div>
+<div class="actions"><button type="submit">${opts.reauthentication ? 'Confirm' : 'Sign in'}</button><a href="/interaction/${escapeHtml(uid)}/abort">Cancel</a></div></form>`,
   )
 }
 
@@ -52,9 +84,9 @@ export const devicePages = {
     ctx.body = page(
       'Connect a device',
       `<h1>Connect a device</h1>
-${problem ? `<p class="error" role="alert">${problem}</p>` : '<p>Enter the code that the device (the command line) shows.</p>'}
-<label for="user_code">Code</label>${field}
-<button type="submit" form="op.deviceInputForm">Continue</button>`,
+${problem ? `<p class="notice warn" role="alert">${problem}</p>` : '<p>Enter the code that the device (the command line) shows.</p>'}
+<div class="field"><label for="user_code">Code</label>${field}</div>
+<div class="actions"><button type="submit" form="op.deviceInputForm">Continue</button></div>`,
     )
   },
 
@@ -66,8 +98,8 @@ ${problem ? `<p class="error" role="alert">${problem}</p>` : '<p>Enter the code 
 <p class="code">${escapeHtml(userCode)}</p>
 <p>Continue only if you started this sign-in and the code is the same. If not, cancel.</p>
 ${form}
-<button type="submit" form="op.deviceConfirmForm">Continue</button>
-<button type="submit" form="op.deviceConfirmForm" name="abort" value="yes">Cancel</button>`,
+<div class="actions"><button type="submit" form="op.deviceConfirmForm">Continue</button>
+<button type="submit" class="secondary" form="op.deviceConfirmForm" name="abort" value="yes">Cancel</button></div>`,
     )
   },
 
@@ -86,6 +118,19 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
     chunks.push(chunk)
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+}
+
+/** What the authorization request says about the sign-in it asks for: whom (login_hint), whether it is a re-authentication, and what for (purpose). */
+function loginContext(params: Record<string, unknown>, client: string): LoginPage {
+  const hint = typeof params.login_hint === 'string' && params.login_hint ? params.login_hint : undefined
+  const prompts = typeof params.prompt === 'string' ? params.prompt.split(' ') : []
+  const purpose = typeof params.purpose === 'string' && params.purpose ? params.purpose.slice(0, 200) : undefined
+  return {
+    client,
+    ...(hint ? { email: hint, hinted: true } : {}),
+    reauthentication: prompts.includes('login') || params.max_age === 0 || params.max_age === '0',
+    ...(purpose ? { purpose } : {}),
+  }
 }
 
 function send(res: ServerResponse, status: number, html: string) {
@@ -127,7 +172,7 @@ export async function handleInteraction(provider: Provider, accounts: AccountSto
     const email = form.get('email') ?? ''
     const account = await accounts.authenticate(email, form.get('password') ?? '')
     if (!account) {
-      send(res, 401, loginPage(details.uid, { email, error: 'Wrong e-mail or password.', client: clientId }))
+      send(res, 401, loginPage(details.uid, { ...loginContext(details.params, clientId), email, error: 'Wrong e-mail or password.' }))
       return true
     }
     await provider.interactionFinished(req, res, { login: { accountId: account.accountId } }, { mergeWithLastSubmission: false })
@@ -135,11 +180,7 @@ export async function handleInteraction(provider: Provider, accounts: AccountSto
   }
 
   if (details.prompt.name === 'login') {
-    send(
-      res,
-      200,
-      loginPage(details.uid, { client: clientId, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined }),
-    )
+    send(res, 200, loginPage(details.uid, loginContext(details.params, clientId)))
     return true
   }
 

@@ -143,6 +143,8 @@ export async function startOidcProvider(opts: OidcProviderOptions): Promise<Runn
     conformIdTokenClaims: false,
     pkce: { required: () => true },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    // What a re-authentication confirms, from the platform (its login's `purpose`): the sign-in page shows it.
+    extraParams: ['purpose'],
     features: {
       devInteractions: { enabled: false },
       deviceFlow: { enabled: deviceFlow, ...devicePages },

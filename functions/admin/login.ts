@@ -35,6 +35,10 @@ export interface LoginOptions {
   maxAge?: number
   /** The key of the session being re-authenticated, when the browser has one. */
   reauthSession?: string
+  /** The e-mail of the person expected to sign in (OIDC Core 3.1.2.1 login_hint): a re-authentication's own. */
+  loginHint?: string
+  /** What the sign-in is for, shown by providers that know the parameter (the local suite's); others ignore it. */
+  purpose?: string
 }
 
 /** Why a login did not go through, for the login.failed audit event and the 401 (`detail` when the caller is told more than the reason). */
@@ -330,6 +334,8 @@ export class OidcLogin {
       nonce,
       ...(options.prompt ? { prompt: options.prompt } : {}),
       ...(options.maxAge !== undefined ? { max_age: String(options.maxAge) } : {}),
+      ...(options.loginHint ? { login_hint: options.loginHint } : {}),
+      ...(options.purpose ? { purpose: options.purpose } : {}),
     })
     return { authorizationUrl, state }
   }

@@ -15,12 +15,12 @@ import type { PageSession } from '../pages.js'
 
 export type Section = 'runs' | 'subjects' | 'orders' | 'reports' | 'account' | 'admin'
 
-/** Each section: its service and its address under that service's /console (project pages take the project's id). */
+/** Each section: its service and its address under that service's /console (project pages take the project's id; without one, the service's /console opens the default project). */
 const SECTIONS: ReadonlyArray<{ section: Section; label: string; service: string; path: (project?: string) => string }> = [
-  { section: 'runs', label: 'Runs', service: 'compute', path: (p) => (p ? `/console/p/${p}/runs` : '/console/') },
-  { section: 'subjects', label: 'Subjects', service: 'clinical', path: (p) => (p ? `/console/p/${p}/subjects` : '/console/') },
-  { section: 'orders', label: 'Orders', service: 'clinical', path: (p) => (p ? `/console/p/${p}/orders` : '/console/orders') },
-  { section: 'reports', label: 'Reports', service: 'reports', path: (p) => (p ? `/console/p/${p}/reports` : '/console/') },
+  { section: 'runs', label: 'Runs', service: 'compute', path: (p) => (p ? `/console/p/${p}/runs` : '/console') },
+  { section: 'subjects', label: 'Subjects', service: 'clinical', path: (p) => (p ? `/console/p/${p}/subjects` : '/console') },
+  { section: 'orders', label: 'Orders', service: 'clinical', path: (p) => (p ? `/console/p/${p}/orders` : '/console') },
+  { section: 'reports', label: 'Reports', service: 'reports', path: (p) => (p ? `/console/p/${p}/reports` : '/console') },
   { section: 'account', label: 'Account', service: 'admin', path: () => '/console/account' },
   { section: 'admin', label: 'Admin', service: 'admin', path: () => '/console/orgs' },
 ]
@@ -107,7 +107,7 @@ export function consoleDocument<E extends AppEnv>(c: Context<E>, view: ConsoleVi
   const chooser = projectChooserUrl(config)
   const signOut = consoleUrl(config, 'admin', '/console/sign-out')
   const user = view.session?.principal.user
-  const home = consoleUrl(config, 'admin', '/console/') ?? `${publicBase(c)}/console/`
+  const home = consoleUrl(config, 'admin', '/console') ?? `${publicBase(c)}/console`
   const body = html`<a class="skip" href="#main">Skip to the content</a>
     <header class="top">
       <a class="brand" href="${home}">Pipeline Platform</a>

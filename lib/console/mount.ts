@@ -5,6 +5,7 @@ import type { Config } from '../config.js'
 import { Refused, refusalReason } from '../decision.js'
 import { ApiError } from '../errors.js'
 import { recordDenial, type AppEnv, type KernelDeps } from '../http.js'
+import { publicBase } from '../pages.js'
 import { errorView, renderConsole } from './layout.js'
 import { CONSOLE_JS } from './script.js'
 import { seenOn } from './session.js'
@@ -72,7 +73,10 @@ async function consoleError(err: Error, c: Context<AppEnv>): Promise<Response> {
  * `renderConsole` (or `redirectWithNotice` after a form).
  */
 export function consolePages<D extends KernelDeps>() {
-  const app = new Hono<AppEnv<D>>().basePath('/console')
+  const root = new Hono<AppEnv<D>>()
+  // A service's `get('/')` is /console; the address typed with a trailing slash goes there too.
+  root.get('/console/', (c) => c.redirect(`${publicBase(c)}/console`, 301))
+  const app = root.basePath('/console')
   app.use('*', (c, next) => {
     const config = c.get('deps').config
     let headers = headersByConfig.get(config)

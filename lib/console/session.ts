@@ -70,28 +70,6 @@ async function denied<E extends AppEnv>(
 export async function requireConsoleSession<E extends AppEnv>(c: Context<E>): Promise<ConsoleSession> {
   const config = c.get('deps').config
   const safe = SAFE.has(c.req.method)
-  if (!safe) {
-    if (c.req.header('authorization') !== undefined) {
-      await denied(
-        c,
-        'console form posted with an Authorization header',
-        'The console takes forms from a browser with your platform session; use the API with a token.',
-        {
-          scope: {},
-          entity: { type: 'console', id: c.req.path },
-        },
-      )
-    }
-    const origin = c.req.header('origin')
-    if (!origin || !config.publicOrigins.includes(origin)) {
-      await denied(
-        c,
-        `cross-origin console form (Origin: ${origin?.slice(0, 200) ?? 'none'})`,
-        'This form did not come from the platform (cross-origin request): nothing was changed.',
-        { scope: {}, entity: { type: 'console', id: c.req.path } },
-      )
-    }
-  }
   const session = await pageSession(c)
   if (!session) {
     const url = new URL(c.req.url)
@@ -101,16 +79,32 @@ export async function requireConsoleSession<E extends AppEnv>(c: Context<E>): Pr
   }
   seen.set(c.req.raw, { session })
   if (safe) return { ...session, form: new ConsoleForm({}) }
+  // Checked once the caller is known (pageSession set the principal), so that each refusal's access.denied names them.
+  const on = { scope: {}, entity: { type: 'session', id: session.session.id } }
+  if (c.req.header('authorization') !== undefined) {
+    await denied(
+      c,
+      'console form posted with an Authorization header',
+      'The console takes forms from a browser with your platform session; use the API with a token.',
+      on,
+    )
+  }
+  const origin = c.req.header('origin')
+  if (!origin || !config.publicOrigins.includes(origin)) {
+    await denied(
+      c,
+      `cross-origin console form (Origin: ${origin?.slice(0, 200) ?? 'none'})`,
+      'This form did not come from the platform (cross-origin request): nothing was changed.',
+      on,
+    )
+  }
   const form = new ConsoleForm(await c.req.parseBody({ all: true }))
   if (!csrfValid(session, form.get('csrf_token'))) {
     await denied(
       c,
       'console form without a valid security token',
       "The form's security token is missing or not this session's: open the page again and send the form from it.",
-      {
-        scope: {},
-        entity: { type: 'session', id: session.session.id },
-      },
+      on,
     )
   }
   return { ...session, form }

@@ -63,7 +63,7 @@ input[readonly] { background: var(--bg); }
 input[aria-invalid="true"], select[aria-invalid="true"] { border-color: var(--warn); border-width: 2px; }
 fieldset { border: 1px solid var(--line); border-radius: 4px; padding: 0.5rem 0.8rem; }
 legend { font-weight: 600; padding: 0 0.3rem; }
-fieldset label { font-weight: 400; display: inline-flex; gap: 0.3rem; align-items: center; margin-right: 1rem; }
+fieldset label { font-weight: 400; display: flex; gap: 0.4rem; align-items: baseline; margin: 0.2rem 0; }
 button, .button { font: inherit; font-weight: 600; background: var(--accent); color: var(--accent-ink); border: 1px solid var(--accent); border-radius: 4px;
   padding: 0.45rem 1rem; cursor: pointer; text-decoration: none; display: inline-block; }
 button.secondary, .button.secondary { background: #fff; color: var(--accent); }

@@ -32,7 +32,8 @@ export async function launchChromium(args: string[] = []): Promise<Browser> {
 export async function signIn(page: Page, who: { email: string; password: string }, then: string) {
   if (page.url() !== then) {
     await page.waitForSelector('#email')
-    await page.fill('#email', who.email)
+    // A re-authentication names its person (login_hint): the provider shows the e-mail read-only.
+    if ((await page.locator('#email').getAttribute('readonly')) === null) await page.fill('#email', who.email)
     await page.fill('#password', who.password)
     await page.click('button[type=submit]')
     await page.waitForURL(then)

@@ -15,6 +15,7 @@ import { adminConsole } from './app.js'
 
 /** Account: who the signed-in person is, and their roles in each organization and project (what GET /users/me says). */
 
+// The admin service's console opens on the person's account.
 adminConsole.get('/', (c) => c.redirect(ownConsoleUrl(c, '/account'), 302))
 
 adminConsole.get('/account', async (c) => {

@@ -114,6 +114,17 @@ const LoginQuery = z.object({
         'With prompt or max_age, a browser that has a session re-authenticates it: the session keeps its cookie and records the new auth_time with the prompt and max_age asked, and an authentication as another user is refused (the session is left as it was). ' +
         'A max_age above 0 lets the provider answer from its own session without asking for a password: a report signature does not accept such a re-authentication.',
     }),
+  purpose: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .openapi({
+      description:
+        "What a re-authentication confirms, in a few words (e.g. 'Sign report ORD-1 revision 2: approved'): passed to the identity provider as the authorization parameter purpose, which the local suite's sign-in page shows and other providers ignore (RFC 6749 §3.1). " +
+        "A re-authentication also passes the session's e-mail as login_hint, so that the provider asks for the same person's password.",
+    }),
 })
 
 const CallbackQuery = z.object({
@@ -204,12 +215,16 @@ auth.openapi(
     const fresh = query.prompt !== undefined || query.max_age !== undefined
     const session = fresh ? getCookie(c, SESSION_COOKIE) : undefined
     const current = session ? await deps.tokens.getSession(session, deps.clock.now()) : undefined
+    // A re-authentication is the session's own person again: the provider is told whom to ask (login_hint), and what for.
+    const reauthenticating = current?.ok ? await deps.access.getUser(current.record.user_id) : undefined
     const { authorizationUrl, state } = await deps.login.begin(
       returnTo,
       {
         prompt: query.prompt,
         maxAge: query.max_age,
         reauthSession: current?.ok ? deps.tokens.sessionKey(session!) : undefined,
+        ...(reauthenticating?.email ? { loginHint: reauthenticating.email } : {}),
+        ...(query.purpose ? { purpose: query.purpose } : {}),
       },
       deps.log,
     )
