@@ -193,6 +193,10 @@ export interface components {
             /** @default false */
             required?: boolean;
             description?: string;
+            /** @description A string input's allowed values (nextflow_schema.json's enum); a run's param must be one of them (400 otherwise) */
+            enum?: string[];
+            /** @description The value a launch form starts with (nextflow_schema.json's default), checked against the input's type and enum. Informative: a param not sent is not filled in by the platform; the pipeline applies its own default */
+            default?: string | number | boolean | string[];
         };
         PipelineWorkflow: {
             /** @description Nextflow repository or workflow URL, or the URL of a WDL file */

@@ -124,7 +124,7 @@ const hereditaryMock = (version: string, notes: string): PipelineDefinition => (
     },
     { name: 'mother_fastq', type: 'array', items: 'file', min_items: 2, max_items: 2, required: false, description: "Mother's reads: R1 and R2" },
     { name: 'father_fastq', type: 'array', items: 'file', min_items: 2, max_items: 2, required: false, description: "Father's reads: R1 and R2" },
-    { name: 'patient_sex', type: 'string', required: false, description: 'Patient metadata: sex (female, male, unknown)' },
+    { name: 'patient_sex', type: 'string', required: false, description: 'Patient metadata: sex', enum: ['female', 'male', 'unknown'] },
     { name: 'patient_age_years', type: 'integer', required: false, description: 'Patient metadata: age in years' },
     { name: 'hpo_terms', type: 'array', items: 'string', required: false, description: 'Phenotype as HPO terms (e.g. HP:0001250)' },
   ],
@@ -188,7 +188,7 @@ task hello {
     version: '1.0.0',
     tags: ['local', 'demo', 'smoke-test'],
     description: 'Writes hello.txt (a greeting naming the run) into the run output folder, then succeeds. Runs on the host under the local suite.',
-    inputs: [{ name: 'greeting', type: 'string', required: false, description: 'Text to write (default: hello)' }],
+    inputs: [{ name: 'greeting', type: 'string', required: false, description: 'Text to write', default: 'hello' }],
     additional_params: false,
     entrypoint: '/bin/sh',
     commands: [
@@ -222,7 +222,7 @@ task hello {
       "Given an order's samplesheet (GET /orders/{id}/samplesheet, saved in the project bucket), writes <case>.vep.vcf.gz to the run output folder: a synthetic, VEP-annotated GRCh38 trio VCF of the family's samples (a few hundred records over every chromosome, some multi-allelic, a de novo missense in SCN2A in the proband). Run with the order linked, its variants are ingested into the order's variant cache. Runs on the host under the local suite.",
     inputs: [
       { name: 'samplesheet', type: 'file', required: true, description: "The order's samplesheet (nf-core/raredisease CSV) in the project bucket" },
-      { name: 'records', type: 'integer', required: false, description: 'How many VCF records to write (default 300, 10 to 100000)' },
+      { name: 'records', type: 'integer', required: false, description: 'How many VCF records to write (10 to 100000)', default: 300 },
     ],
     additional_params: false,
     entrypoint: 'node',

@@ -27,7 +27,17 @@ export interface PipelineInput {
   max_items?: number
   required: boolean
   description?: string
+  /** A string input's allowed values (nextflow_schema.json's `enum`): a launch form offers them as a choice. */
+  enum?: string[]
+  /**
+   * The value a launch form starts with (nextflow_schema.json's `default`). Informative: the
+   * platform never fills it into a run's params, the pipeline applies its own default to a param not sent.
+   */
+  default?: InputValue
 }
+
+/** A value an input declares as its default: what a launch form can show in one field. */
+export type InputValue = string | number | boolean | string[]
 
 /** What the Batch job needs, snapshotted into each run so that a later overwrite never changes a submitted run. */
 export interface PipelineExecution {

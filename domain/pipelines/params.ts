@@ -52,7 +52,11 @@ function arrayExpectation(input: PipelineInput): string {
 }
 
 function checkInput(input: PipelineInput, value: unknown, scope?: StorageScope): string | undefined {
-  if (input.type !== 'array') return checkScalar(input.type, value, scope)
+  if (input.type !== 'array') {
+    const problem = checkScalar(input.type, value, scope)
+    if (problem || !input.enum || input.enum.includes(value as string)) return problem
+    return `expected one of ${input.enum.join(', ')}`
+  }
   const expectation = arrayExpectation(input)
   if (!Array.isArray(value)) return expectation
   if (input.min_items !== undefined && value.length < input.min_items) return `${expectation}, got ${value.length}`
@@ -61,36 +65,42 @@ function checkInput(input: PipelineInput, value: unknown, scope?: StorageScope):
   return bad >= 0 ? `${expectation}; entry ${bad}: ${checkScalar(input.items ?? 'string', value[bad], scope)}` : undefined
 }
 
+/** What a declared input's own default is wrong about (its type, its enum), or undefined: checked when a pipeline is created. */
+export function defaultProblem(input: PipelineInput): string | undefined {
+  return input.default === undefined ? undefined : checkInput(input, input.default)
+}
+
 /**
- * Every problem with `params` for this pipeline, each naming its param ("params.case_id: required"),
- * in the order the inputs are declared, then unknown names. Empty when the params are acceptable.
+ * Every problem with `params` for this pipeline, each with the param it is about (the API says
+ * "params.case_id: required", a form shows it next to its field), in the order the inputs are
+ * declared, then unknown names. Empty when the params are acceptable.
  * null counts as absent, so a client can send a full form with blanks. With a `scope`, every file
  * and storage path must be in the project's bucket or a shared reference bucket: a run never reads
  * or writes another tenant's data.
  */
-export function validateParams(
+export function paramProblems(
   pipeline: Pick<PipelineRecord, 'inputs' | 'additional_params'>,
   params: Record<string, unknown>,
   scope?: StorageScope,
-): string[] {
-  const problems: string[] = []
+): Array<{ param: string; problem: string }> {
+  const problems: Array<{ param: string; problem: string }> = []
   for (const input of pipeline.inputs) {
     const value = params[input.name]
     if (value === undefined || value === null) {
-      if (input.required) problems.push(`params.${input.name}: required`)
+      if (input.required) problems.push({ param: input.name, problem: 'required' })
       continue
     }
     const problem = checkInput(input, value, scope)
-    if (problem) problems.push(`params.${input.name}: ${problem}`)
+    if (problem) problems.push({ param: input.name, problem })
   }
   const known = new Set(pipeline.inputs.map((i) => i.name))
   for (const [name, value] of Object.entries(params)) {
     if (known.has(name)) continue
-    if (!pipeline.additional_params) problems.push(`params.${name}: not an input of this pipeline`)
+    if (!pipeline.additional_params) problems.push({ param: name, problem: 'not an input of this pipeline' })
     else if (scope) {
       // Undeclared params pass through to the pipeline: any storage URI among them is held to the same rule.
       const uri = storageUris(value).find((u) => checkBucket(u, scope))
-      if (uri) problems.push(`params.${name}: ${checkBucket(uri, scope)}`)
+      if (uri) problems.push({ param: name, problem: checkBucket(uri, scope)! })
     }
   }
   return problems

@@ -2,7 +2,7 @@ import type { BatchBackend } from '../../lib/batch/port.js'
 import type { AppEnv } from '../../lib/http.js'
 import type { KernelDeps } from '../../lib/kernel.js'
 import type { Queue } from '../../lib/queue.js'
-import { createObjectStorage, type ObjectStorage } from '../../lib/storage.js'
+import { createObjectStorage, createProjectStorage, type ObjectStorage, type ProjectStorage } from '../../lib/storage.js'
 import type { OrderStore } from '../../domain/clinical/orders.js'
 import { clinicalStores } from '../../domain/clinical/stores.js'
 import type { PipelineStore } from '../../domain/pipelines/store.js'
@@ -18,12 +18,18 @@ export interface ComputeDeps extends KernelDeps {
   /** Only deletion is used here: cancelling a run deletes its job. The orchestrator creates jobs. */
   batch: Pick<BatchBackend, 'deleteJob'>
   storage: ObjectStorage
+  /**
+   * The console's download links to run outputs: V4 addresses signed as the project's service
+   * account, as the file service signs them (every function runs as the one runtime account that
+   * may sign as project accounts: infra/README.md).
+   */
+  projectStorage: ProjectStorage
 }
 
 export type ComputeEnv = AppEnv<ComputeDeps>
-export type ComputeAdapters = Pick<ComputeDeps, 'queue' | 'batch' | 'storage'>
+export type ComputeAdapters = Pick<ComputeDeps, 'queue' | 'batch' | 'storage' | 'projectStorage'>
 
-/** The adapters come from the configuration (Pub/Sub, Cloud Batch or the local executor, GCS or a local folder) unless given. */
+/** The adapters come from the configuration (Pub/Sub, Cloud Batch or the local executor, GCS or a local folder, the signer) unless given. */
 export function computeDeps(kernel: KernelDeps, adapters: Partial<ComputeAdapters> = {}): ComputeDeps {
   const stack = createRunStack(kernel, { queue: adapters.queue, batch: adapters.batch as BatchBackend | undefined })
   return {
@@ -32,5 +38,6 @@ export function computeDeps(kernel: KernelDeps, adapters: Partial<ComputeAdapter
     orders: clinicalStores(kernel).orders,
     batch: adapters.batch ?? stack.batch,
     storage: adapters.storage ?? createObjectStorage(kernel.config),
+    projectStorage: adapters.projectStorage ?? createProjectStorage(kernel.config),
   }
 }

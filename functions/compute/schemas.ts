@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi'
 import { pathId } from '../../lib/openapi.js'
 import { DEFINITION_LIMITS, PARAMS_LIMITS, storable } from '../../lib/validation.js'
 import { INPUT_TYPES, ITEM_TYPES, PIPELINE_TYPES } from '../../domain/pipelines/model.js'
+import { defaultProblem } from '../../domain/pipelines/params.js'
 import { isSemver } from '../../domain/pipelines/versions.js'
 import { RUN_STATUSES } from '../../domain/runs/status.js'
 
@@ -27,8 +28,24 @@ export const PipelineInput = z
     max_items: z.number().int().min(1).optional(),
     required: z.boolean().default(false),
     description: z.string().max(2000).optional(),
+    enum: z
+      .array(z.string().min(1).max(200))
+      .min(1)
+      .max(100)
+      .optional()
+      .openapi({ description: "A string input's allowed values (nextflow_schema.json's enum); a run's param must be one of them (400 otherwise)" }),
+    default: z
+      .union([z.string().max(2000), z.number(), z.boolean(), z.array(z.string().max(2000)).max(100)])
+      .optional()
+      .openapi({
+        description:
+          "The value a launch form starts with (nextflow_schema.json's default), checked against the input's type and enum. Informative: a param not sent is not filled in by the platform; the pipeline applies its own default",
+      }),
   })
   .superRefine((input, ctx) => {
+    if (input.enum && input.type !== 'string') ctx.addIssue({ code: 'custom', path: ['enum'], message: 'applies to string inputs only' })
+    const problem = defaultProblem(input)
+    if (problem) ctx.addIssue({ code: 'custom', path: ['default'], message: problem })
     if (input.type === 'array' && !input.items) ctx.addIssue({ code: 'custom', path: ['items'], message: 'required for an array input' })
     if (input.type !== 'array' && (input.items || input.min_items !== undefined || input.max_items !== undefined)) {
       ctx.addIssue({ code: 'custom', path: ['items'], message: 'items, min_items and max_items apply to array inputs only' })

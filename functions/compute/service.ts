@@ -1,6 +1,7 @@
 import { defineService, serviceApp } from '../../lib/service.js'
 import { seedPipelines } from '../../domain/pipelines/catalogue.js'
 import { PipelineStore } from '../../domain/pipelines/store.js'
+import { computeConsole } from './console/index.js'
 import { computeDeps, type ComputeDeps } from './deps.js'
 import { pipelines } from './routes/pipelines.js'
 import { runPrefetch, runs } from './routes/runs.js'
@@ -20,6 +21,7 @@ export const compute = defineService<ComputeDeps>({
   ],
   deps: (kernel) => computeDeps(kernel),
   routes: [pipelines, runs],
+  pages: [computeConsole],
   prefetch: [runPrefetch],
   seed: async ({ kernel }) => {
     await seedPipelines(new PipelineStore(kernel.db, kernel.audit, kernel.clock))

@@ -1,8 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import { PageQuery } from '../../lib/pagination.js'
 
-/** The validity of every signed address the file service hands out (the spec's 900 seconds). */
-export const SIGNED_URL_TTL_SECONDS = 900
+import { SIGNED_URL_TTL_SECONDS } from '../../domain/files/signed.js'
 
 const projectId = z.string().optional().openapi({ description: 'The project; when given, must equal X-Project-ID' })
 const pathDescription =

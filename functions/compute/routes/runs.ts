@@ -1,17 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { canonicalJson } from '../../../lib/canonical.js'
 import { iso } from '../../../lib/db.js'
 import { badRequest, notFound } from '../../../lib/errors.js'
-import { auditContext, requires, resourceApp, type Prefetch } from '../../../lib/http.js'
-import { sha256, UUID_RE } from '../../../lib/ids.js'
+import { requires, resourceApp, type Prefetch } from '../../../lib/http.js'
+import { UUID_RE } from '../../../lib/ids.js'
 import { commonErrors, conflictError, IdParam, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, pageSizeOf } from '../../../lib/pagination.js'
-import { gsUri, parseGsUri } from '../../../lib/storage.js'
-import { validateParams } from '../../../domain/pipelines/params.js'
-import { dispatchRun, releaseJob } from '../../../domain/runs/lifecycle.js'
-import { TERMINAL } from '../../../domain/runs/status.js'
-import { outputLocation, type RunRecord } from '../../../domain/runs/store.js'
+import type { RunRecord } from '../../../domain/runs/store.js'
+import { cancelRun, runOutputs, submitRun } from '../actions.js'
 import type { ComputeDeps, ComputeEnv } from '../deps.js'
 import { OrderParam, Run, RunListQuery, RunOutput, SubmitRun } from '../schemas.js'
 
@@ -96,38 +92,7 @@ runs.openapi(
     },
   }),
   async (c) => {
-    const deps = c.get('deps')
-    const project = c.get('project')
-    const body = c.req.valid('json')
-    const key = c.req.valid('header')['idempotency-key']
-    const pipeline = await deps.pipelines.get(project.id, body.pipeline_id)
-    if (!pipeline) throw notFound('pipeline')
-    if (!project.credentials) {
-      throw badRequest(
-        `project '${project.slug}' has no cloud credentials configured; a project admin must set its service account (admin service: project credentials) before runs can be submitted`,
-      )
-    }
-    const problems = validateParams(pipeline, body.params, { projectBucket: project.bucket_name, sharedBuckets: deps.config.storage.sharedBuckets })
-    if (problems.length) throw badRequest(problems.join('; '))
-    // An order is named by id or accession; the link re-reads it in the run's transaction.
-    const order = body.order_id ? await deps.orders.resolve(project.id, body.order_id) : undefined
-    if (body.order_id && !order) throw notFound(`order '${body.order_id}'`)
-    const { run, replayed } = await deps.runs.submit(auditContext(c), {
-      project: {
-        id: project.id,
-        org_id: project.org_id,
-        bucket_name: project.bucket_name,
-        service_account_email: project.credentials.service_account_email,
-      },
-      pipeline,
-      params: body.params,
-      tags: body.tags,
-      profile: body.profile,
-      link: order ? deps.orders.runLink(project, order) : undefined,
-      created_by: c.get('principal').user.id,
-      idempotency: key ? { key, requestHash: sha256(canonicalJson(body)) } : undefined,
-    })
-    if (!replayed || !run.dispatch.published) await dispatchRun(deps, run)
+    const { run, replayed } = await submitRun(c, c.req.valid('json'), c.req.valid('header')['idempotency-key'])
     if (replayed) c.header('Idempotent-Replayed', 'true')
     return c.json(toRun(run), 201)
   },
@@ -203,19 +168,8 @@ runs.openapi(
   }),
   async (c) => {
     const run = await loadRun(c, c.req.valid('param').id)
-    if (!TERMINAL.has(run.status)) return c.json([], 200)
     const query = c.req.valid('query')
-    const { bucket, path: prefix } = parseGsUri(run.output ?? outputLocation(run.bucket_name, run.id))
-    const listed = await c.get('deps').storage.list(bucket, prefix, { pageSize: pageSizeOf(query), pageToken: query.page_token })
-    const items = listed.items.map((o) => ({
-      name: o.path.slice(prefix.length),
-      path: o.path,
-      uri: gsUri(bucket, o.path),
-      size: o.size,
-      updated: o.updated,
-      content_type: o.content_type,
-    }))
-    return pageResponse(c, { items, nextPageToken: listed.nextPageToken })
+    return pageResponse(c, await runOutputs(c.get('deps'), run, { pageSize: pageSizeOf(query), pageToken: query.page_token }))
   },
 )
 
@@ -230,17 +184,5 @@ runs.openapi(
     request: { params: IdParam },
     responses: { 200: json(Run, 'Cancelled'), ...commonErrors, ...conflictError },
   }),
-  async (c) => {
-    const deps = c.get('deps')
-    const { id } = c.req.valid('param')
-    if (!UUID_RE.test(id)) throw notFound('run')
-    const { run } = await deps.runs.cancel(auditContext(c), c.get('project').id, id, c.get('principal').user.id)
-    if (run.job && run.job_cleanup_pending) {
-      // The run is cancelled either way; the reconciler retries a failed deletion (listCancelledWithLiveJob).
-      await releaseJob(deps, run).catch((error: unknown) =>
-        deps.log.warn('Batch job deletion failed; left for the reconciler', { run_id: run.id, job: run.job?.name, error }),
-      )
-    }
-    return c.json(toRun(run), 200)
-  },
+  async (c) => c.json(toRun(await cancelRun(c, c.req.valid('param').id)), 200),
 )

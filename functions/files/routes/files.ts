@@ -8,12 +8,12 @@ import { auditContext, requires, resourceApp } from '../../../lib/http.js'
 import { commonErrors, conflictError, json } from '../../../lib/openapi.js'
 import { pageHeaders, pageResponse, pageSizeOf } from '../../../lib/pagination.js'
 import { gsUri } from '../../../lib/storage.js'
-import { signUrl } from '../../../lib/storage/v4.js'
 import { decideFiles, type FileState } from '../../../domain/files/decide.js'
 import { ProjectFiles } from '../../../domain/files/files.js'
 import { folderPath, objectPath } from '../../../domain/files/paths.js'
+import { signedAddress, validity } from '../../../domain/files/signed.js'
 import type { FilesDeps, FilesEnv } from '../deps.js'
-import { CopyOrMove, CreateUploadUrl, FileEntry, ListQuery, PathQuery, ProjectQuery, SIGNED_URL_TTL_SECONDS, SignedUrl } from '../schemas.js'
+import { CopyOrMove, CreateUploadUrl, FileEntry, ListQuery, PathQuery, ProjectQuery, SignedUrl } from '../schemas.js'
 
 /**
  * /files: listing, signed download and upload addresses, copy, move, delete. The four that write
@@ -64,27 +64,16 @@ function decided<C>(c: Context<FilesEnv>, decision: Decision<C>, path: string) {
   })
 }
 
-/** The signing time of an address: whole seconds, as X-Goog-Date counts them, and when the address expires. */
-function validity(c: Context<FilesEnv>) {
-  const now = new Date(Math.floor(c.get('deps').clock.now().getTime() / 1000) * 1000)
-  return { now, expiresAt: new Date(now.getTime() + SIGNED_URL_TTL_SECONDS * 1000) }
-}
-
-/** A V4 address for one method on one object, valid SIGNED_URL_TTL_SECONDS from `now`, binding `headers` (their names as given). */
-async function signedAddress(
+/** A V4 address for one method on one object of the request's project, signed as its service account. */
+function signedFor(
   c: Context<FilesEnv>,
   account: string,
   method: 'GET' | 'PUT',
   path: string,
-  { now, expiresAt }: ReturnType<typeof validity>,
-  headers: Readonly<Record<string, string>> = {},
+  valid: ReturnType<typeof validity>,
+  headers?: Readonly<Record<string, string>>,
 ) {
-  const deps = c.get('deps')
-  const url = await signUrl(
-    { method, bucket: c.get('project').bucket_name, object: path, expiresSeconds: SIGNED_URL_TTL_SECONDS, now, origin: deps.storage.origin, headers },
-    deps.storage.signer(account),
-  )
-  return { url, expires_in_seconds: SIGNED_URL_TTL_SECONDS, expires_at: expiresAt.toISOString(), method, headers }
+  return signedAddress(c.get('deps').storage, { account, bucket: c.get('project').bucket_name, method, path }, valid, headers)
 }
 
 const body = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } }, required: true } })
@@ -124,8 +113,8 @@ files.openapi(
     const { account, files: f } = await projectFiles(c, query.project_id)
     const path = objectPath('path', query.path, c.get('project').bucket_name)
     await f.require(path)
-    const valid = validity(c)
-    const signed = await signedAddress(c, account, 'GET', path, valid)
+    const valid = validity(c.get('deps').clock.now())
+    const signed = await signedFor(c, account, 'GET', path, valid)
     await f.recordDownloadAddress(auditContext(c), path, valid.expiresAt)
     return c.json(signed, 200)
   },
@@ -150,10 +139,10 @@ files.openapi(
     const input = c.req.valid('json')
     const { account, files: f } = await projectFiles(c, c.req.valid('query').project_id)
     const path = objectPath('path', input.path, c.get('project').bucket_name)
-    const valid = validity(c)
+    const valid = validity(c.get('deps').clock.now())
     const command = { op: 'upload-url', path, contentType: input.content_type, overwrite: input.overwrite, expiresAt: valid.expiresAt } as const
     const allowed = decided(c, decideFiles(await fileState(c, f, [path]), command), path)
-    const signed = await signedAddress(c, account, 'PUT', path, valid, allowed.changes.headers)
+    const signed = await signedFor(c, account, 'PUT', path, valid, allowed.changes.headers)
     await f.recordAll(auditContext(c), allowed.events)
     return c.json(signed, 200)
   },

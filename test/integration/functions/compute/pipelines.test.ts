@@ -156,6 +156,9 @@ describe('compute: the pipeline catalogue', async () => {
       },
       /declared twice/,
     ],
+    [{ inputs: [{ name: 'n', type: 'integer', enum: ['1', '2'] }] }, /inputs\.0\.enum: applies to string inputs only/],
+    [{ inputs: [{ name: 's', type: 'string', enum: ['a', 'b'], default: 'c' }] }, /inputs\.0\.default: expected one of a, b/],
+    [{ inputs: [{ name: 'n', type: 'integer', default: 'three' }] }, /inputs\.0\.default: expected an integer/],
   ])('refuses an invalid pipeline %j with a 400 naming the field', async (change, detail) => {
     const res = await w.api('POST', '/pipelines', { body: minimalContainerPipeline(`bad-${rand()}`, '1.0.0', change) })
     expect(res.status).toBe(400)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { PLATFORM_PIPELINES } from '../../../../domain/pipelines/catalogue.js'
 import { compareSemver, latestVersion, versionKey } from '../../../../domain/pipelines/versions.js'
-import { validateParams } from '../../../../domain/pipelines/params.js'
+import { defaultProblem, paramProblems } from '../../../../domain/pipelines/params.js'
 import { type PipelineDefinition } from '../../../../domain/pipelines/model.js'
 
 const pipeline = (slug: string, version?: string): PipelineDefinition => {
@@ -9,6 +9,10 @@ const pipeline = (slug: string, version?: string): PipelineDefinition => {
   if (!p) throw new Error(`no seeded pipeline ${slug}`)
   return p
 }
+
+/** The problems as the API words them. */
+const validateParams = (...args: Parameters<typeof paramProblems>) =>
+  paramProblems(...args).map(({ param, problem }) => `params.${param}: ${problem}`)
 
 const R1 = 'gs://demo-lab-demo/fastq/child_R1.fastq.gz'
 const R2 = 'gs://demo-lab-demo/fastq/child_R2.fastq.gz'
@@ -20,7 +24,7 @@ const nextflowOk = {
   fastq_tumor: ['gs://tumor-bkt/t_R1.fq.gz', 'gs://tumor-bkt/t_R2.fq.gz'],
 }
 
-describe('validateParams: params against the pipeline inputs', () => {
+describe('paramProblems: params against the pipeline inputs', () => {
   const cases: Array<[what: string, slug: string, params: Record<string, unknown>, problems: string[]]> = [
     ['accepts the required hereditary-mock inputs', 'hereditary-mock', hereditaryOk, []],
     [
@@ -88,6 +92,12 @@ describe('validateParams: params against the pipeline inputs', () => {
       { ...nextflowOk, fastq_tumor: ['s3://b1/1', 'gs://tumor-bkt/2'] },
       ['params.fastq_tumor: expected an array of 2 storage paths; entry 0: expected a storage path (gs://<bucket>/<path>)'],
     ],
+    [
+      "refuses a value outside a string input's enum",
+      'hereditary-mock',
+      { ...hereditaryOk, patient_sex: 'F' },
+      ['params.patient_sex: expected one of female, male, unknown'],
+    ],
     ['accepts no params for wdl-minimal', 'wdl-minimal', {}, []],
     ['refuses any param for wdl-minimal', 'wdl-minimal', { x: 1 }, ['params.x: not an input of this pipeline']],
     [
@@ -152,5 +162,26 @@ describe('params that name storage', () => {
       "params.outdir: gs://lab-b is not this project's bucket: use gs://lab-a/… or a shared reference bucket (genomes)",
       "params.extra: gs://lab-b is not this project's bucket: use gs://lab-a/… or a shared reference bucket (genomes)",
     ])
+  })
+})
+
+describe("an input's declared default", () => {
+  it.each([
+    ['a string default of a string input', { name: 'g', type: 'string' as const, required: false, default: 'hello' }, undefined],
+    ['an enum value', { name: 's', type: 'string' as const, required: false, enum: ['a', 'b'], default: 'b' }, undefined],
+    ['a value outside the enum', { name: 's', type: 'string' as const, required: false, enum: ['a', 'b'], default: 'c' }, 'expected one of a, b'],
+    ['a string for an integer', { name: 'n', type: 'integer' as const, required: false, default: '3' }, 'expected an integer'],
+    [
+      'an array shorter than its minimum',
+      { name: 'f', type: 'array' as const, items: 'string' as const, min_items: 2, required: false, default: ['x'] },
+      'expected an array of at least 2 strings, got 1',
+    ],
+    ['no default at all', { name: 'n', type: 'integer' as const, required: false }, undefined],
+  ])('judges %s', (_what, input, problem) => {
+    expect(defaultProblem(input)).toBe(problem)
+  })
+
+  it('is valid for every pipeline the platform registers', () => {
+    for (const p of PLATFORM_PIPELINES) for (const input of p.inputs) expect(defaultProblem(input), `${p.slug} ${input.name}`).toBeUndefined()
   })
 })

@@ -1,0 +1,3 @@
+import './runs.js'
+import './pipelines.js'
+export { computeConsole } from './app.js'

@@ -1,0 +1,74 @@
+import { Timestamp } from '@google-cloud/firestore'
+import { html } from '../../../../lib/console/index.js'
+import { describe, expect, it } from 'vitest'
+import { duration, runPage, runsList, type Links } from '../../../../functions/compute/console/views.js'
+import type { RunRecord } from '../../../../domain/runs/store.js'
+
+const links: Links = {
+  runs: () => '/runs',
+  run: (id) => `/runs/${id}`,
+  cancel: (id) => `/runs/${id}/cancel`,
+  download: (id, path) => `/runs/${id}/download?path=${path}`,
+  pipelines: () => '/pipelines',
+  pipeline: (id) => `/pipelines/${id}`,
+  launch: (id) => `/pipelines/${id}/launch`,
+  order: (id) => `https://clinical.example/console/p/p1/orders/${id}`,
+}
+const at = (iso: string) => Timestamp.fromDate(new Date(iso))
+const run = (patch: Partial<RunRecord> = {}): RunRecord =>
+  ({
+    id: 'r1',
+    name: 'hello-local-20261126T101500Z',
+    status: 'queued',
+    pipeline_id: 'p1',
+    pipeline_slug: 'hello-local',
+    pipeline_version: '1.0.0',
+    pipeline_type: 'container_entrypoint',
+    params: { greeting: '<b>hi</b>', n: 3 },
+    tags: [],
+    created: at('2026-11-26T10:15:00Z'),
+    bucket_name: 'b',
+    ...patch,
+  }) as RunRecord
+const session = { key: 'k' } as Parameters<typeof runPage>[0]['session']
+const page = (r: RunRecord, opts: { canCancel?: boolean } = {}) =>
+  runPage({ run: r, links, session, canCancel: opts.canCancel ?? true, canReadFiles: true }).value
+
+describe("the runs console's views", () => {
+  it.each([
+    [0.4, '0 s'],
+    [42, '42 s'],
+    [185, '3 min 5 s'],
+    [7440, '2 h 4 min'],
+  ])('writes %d seconds as %s', (seconds, text) => {
+    expect(duration(seconds)).toBe(text)
+  })
+
+  it("links a run's order to the clinical console's order page, by its accession", () => {
+    const html = page(run({ order_id: 'o-1', order_accession: 'ORD-2026-000001' }))
+    expect(html).toContain('<a href="https://clinical.example/console/p/p1/orders/o-1">ORD-2026-000001</a>')
+  })
+
+  it('says why a queued run waits, and what a failed run reported', () => {
+    expect(page(run({ status_reason: 'quota exceeded in us-central1' }))).toContain('Waiting: quota exceeded in us-central1')
+    const failed = page(run({ status: 'failed', error_message: 'exit code 3', finished: at('2026-11-26T10:16:00Z') }))
+    expect(failed).toContain('Error: exit code 3')
+    expect(failed).not.toContain('id="cancel"')
+  })
+
+  it('offers cancelling an active run only to those who may, behind a question', () => {
+    expect(page(run())).toMatch(/<form method="post" action="\/runs\/r1\/cancel" class="actions" data-confirm="Cancel run hello-local-/)
+    expect(page(run(), { canCancel: false })).not.toContain('id="cancel"')
+  })
+
+  it('escapes the params it shows, and gives a duration once started and finished', () => {
+    const html = page(run({ status: 'succeeded', started: at('2026-11-26T10:15:10Z'), finished: at('2026-11-26T10:17:15Z') }))
+    expect(html).toContain('&lt;b&gt;hi&lt;/b&gt;')
+    expect(html).toContain('2 min 5 s')
+  })
+
+  it('names the filters in the caption of the list', () => {
+    const list = runsList({ runs: [run()], filter: { status: 'queued', order: 'ORD-2026-000001' }, links, pager: html``, canLaunch: false }).value
+    expect(list).toContain('that are queued for order ORD-2026-000001')
+  })
+})
