@@ -367,6 +367,13 @@ describe('the deployed shape: the staged source, one functions-framework process
       await page.click('#sign')
       await signIn(page, users.reviewer, `${publicAddress('reports')}/${report.id}/signoff/signed`)
       expect(await page.locator('#status').innerText()).toContain('Signed')
+      // The console on the one host: the same session opens every service's pages, whose section links stay on that host.
+      const reportPage = await page.goto(`${publicAddress('reports')}/console/p/${projectId}/reports/${report.id}`)
+      expect(reportPage?.status()).toBe(200)
+      const sections = await page.locator('nav.sections a').evaluateAll((links) => links.map((a) => (a as HTMLAnchorElement).href))
+      expect(sections.length).toBeGreaterThanOrEqual(4)
+      for (const link of sections) expect(new URL(link).host, link).toBe(frontEnd.host)
+      for (const link of sections) expect((await page.goto(link))?.status(), link).toBe(200)
       await context.close()
 
       // The session cookie with a foreign Origin is refused; from the one host it passes (and the rule of the signed report answers).
