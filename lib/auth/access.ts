@@ -119,6 +119,19 @@ export class AccessStore {
     return recordOf<UserRecord>(await this.userRef(id).get())
   }
 
+  /**
+   * The people an order of the project may be assigned to (the rule checkAssignee applies): the
+   * project's members whose account is enabled and whose roles there read clinical data, by name.
+   */
+  async assignableMembers(project: Pick<ProjectRecord, 'id' | 'org_id'>): Promise<UserRecord[]> {
+    const members = await this.db.col('project_members').where('project_id', '==', project.id).get()
+    const snaps = members.empty ? [] : await this.db.firestore.getAll(...members.docs.map((d) => this.userRef(d.get('user_id') as string)))
+    return snaps
+      .flatMap((snap) => (snap.exists ? [snap.data() as UserRecord] : []))
+      .filter((user) => !user.disabled && canInProject({ user, method: 'personal_token', ...rolesFrom(user) }, project, 'clinical.read'))
+      .sort((a, b) => (a.name || a.email || a.id).localeCompare(b.name || b.email || b.id))
+  }
+
   async findUserBy(field: 'email' | 'oidc_subject', value: string): Promise<UserRecord | undefined> {
     const q = await this.db.col('users').where(field, '==', value).limit(1).get()
     return q.empty ? undefined : (q.docs[0]!.data() as UserRecord)

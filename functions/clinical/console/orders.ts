@@ -15,6 +15,7 @@ import {
   type Tone,
 } from '../../../lib/console/index.js'
 import { auditContext, type AppEnv } from '../../../lib/http.js'
+import type { UserRecord } from '../../../lib/auth/access.js'
 import { availableLabflowTransitions, type LabflowVersion } from '../../../domain/clinical/labflows.js'
 import { OUTCOMES, PRIORITIES, SAMPLE_ROLES, type OrderRecord, type SampleRecord } from '../../../domain/clinical/model.js'
 import { edgeBetween, LAB_ACTIVE, ORDER_STATUSES, type OrderStatus } from '../../../domain/clinical/order-status.js'
@@ -106,9 +107,19 @@ const notFound = (c: Context<ClinicalEnv>, page: ConsoleProject) =>
     404,
   )
 
+/** How the console names a person in a choice or a table: their name, else their e-mail. */
+const personName = (user: Pick<UserRecord, 'id' | 'name' | 'email'>) => user.name || user.email || user.id
+
 function orderForm(
   page: ConsoleProject,
-  opts: { action: string; values: OrderValues; errors: FieldErrors; submit?: string; signed?: { accession: string; outcome?: boolean } },
+  opts: {
+    action: string
+    values: OrderValues
+    errors: FieldErrors
+    members: readonly UserRecord[]
+    submit?: string
+    signed?: { accession: string; outcome?: boolean }
+  },
 ): Raw {
   const { values: v, errors: e } = opts
   const me = page.principal.user
@@ -132,7 +143,10 @@ function orderForm(
       error: e.assignee,
       options: [
         { value: '', label: '— nobody yet —' },
-        { value: me.id, label: `me (${me.name || me.email || me.id})` },
+        { value: me.id, label: `me (${personName(me)})` },
+        ...opts.members.filter((m) => m.id !== me.id).map((m) => ({ value: m.id, label: personName(m) })),
+        // An assignee who has since left the project stays shown as what the order holds.
+        ...(v.assignee && v.assignee !== me.id && !opts.members.some((m) => m.id === v.assignee) ? [{ value: v.assignee, label: v.assignee }] : []),
       ],
     })}
     ${frozen('notes', 'Notes', textArea({ name: 'notes', label: 'Notes', value: v.notes, error: e.notes }))}
@@ -170,9 +184,11 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
       assignee: other,
     } = listQuery(c, OrderListQuery, ['status', 'priority', ...(assigneeQuery === 'me' ? [] : ['assignee'])])
     const assignee = assigneeQuery === 'me' ? me : other
-    const result = await c
-      .get('deps')
-      .orders.list(page.project.id, { status, priority, assignee }, { page_token: c.req.query('page_token'), page_size: 50 })
+    const [result, members] = await Promise.all([
+      c.get('deps').orders.list(page.project.id, { status, priority, assignee }, { page_token: c.req.query('page_token'), page_size: 50 }),
+      c.get('deps').access.assignableMembers(page.project),
+    ])
+    const nameOf = new Map(members.map((m) => [m.id, personName(m)]))
     const rows = result.items.map(
       (o) =>
         html`<tr>
@@ -181,7 +197,7 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
           <td>${words(o.priority)}</td>
           <td>${o.test_code}</td>
           <td>${o.samples.length}</td>
-          <td>${o.assignee === me ? 'me' : o.assignee ? html`<code>${o.assignee.slice(0, 8)}</code>` : '—'}</td>
+          <td>${o.assignee === me ? 'me' : o.assignee ? (nameOf.get(o.assignee) ?? html`<code>${o.assignee}</code>`) : '—'}</td>
           <td>${o.due_date ?? '—'}</td>
         </tr>`,
     )
@@ -193,10 +209,11 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
         ${field({
           name: 'assignee',
           label: 'Assignee',
-          value: assigneeQuery === 'me' ? 'me' : '',
+          value: assigneeQuery ?? '',
           options: [
             { value: '', label: 'anyone' },
             { value: 'me', label: 'assigned to me' },
+            ...members.filter((m) => m.id !== me).map((m) => ({ value: m.id, label: personName(m) })),
           ],
         })}
         <div class="actions"><button type="submit" class="secondary" id="filter-orders">Filter</button></div>
@@ -204,7 +221,8 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
       <div class="table-wrap">
         <table id="orders">
           <caption>
-            Orders, newest first${status ? `, ${words(status)}` : ''}${priority ? `, ${priority}` : ''}${assignee ? ', by assignee' : ''}
+            Orders, newest
+            first${status ? `, ${words(status)}` : ''}${priority ? `, ${priority}` : ''}${assignee ? `, assigned to ${assignee === me ? 'me' : (nameOf.get(assignee) ?? assignee)}` : ''}
           </caption>
           <thead>
             <tr>
@@ -240,7 +258,7 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
       title: 'New order',
       crumbs: [{ href: `${b}/orders`, text: 'Orders' }],
       body: html`<h1>New order</h1>
-        ${orderForm(page, { action: `${b}/orders`, values: {}, errors: {} })}`,
+        ${orderForm(page, { action: `${b}/orders`, values: {}, errors: {}, members: await c.get('deps').access.assignableMembers(page.project) })}`,
     })
   })
 
@@ -248,6 +266,7 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
     const page = await clinicalPage(c, 'clinical.write')
     const b = base(c, page)
     const values = Object.fromEntries(FIELDS.map((f) => [f, page.form.get(f)])) as OrderValues
+    const members = await c.get('deps').access.assignableMembers(page.project)
     const again = (errors: FieldErrors, status: FormStatus) =>
       renderConsole(
         c,
@@ -256,7 +275,7 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
           title: 'New order',
           crumbs: [{ href: `${b}/orders`, text: 'Orders' }],
           body: html`<h1>New order</h1>
-            ${orderForm(page, { action: `${b}/orders`, values, errors })}`,
+            ${orderForm(page, { action: `${b}/orders`, values, errors, members })}`,
         },
         status,
       )
@@ -726,12 +745,13 @@ const valuesOf = (o: OrderRecord): OrderValues => ({
 })
 
 /** The order's edit form: a draft's every field; a signed order's assignee and due date (and its outcome in review, for a reviewer), the rest shown as frozen. */
-function editPage(
+async function editPage(
   c: Context<ClinicalEnv>,
   page: ConsoleProject,
   order: OrderRecord,
   form: { values: OrderValues; errors: FieldErrors; status?: FormStatus },
-): Response {
+): Promise<Response> {
+  const members = await c.get('deps').access.assignableMembers(page.project)
   const b = base(c, page)
   const outcome = (order.status === 'in_review' || order.status === 'completed') && canFor(c)('report.sign')
   const signed = order.status === 'draft' ? undefined : { accession: order.accession, outcome }
@@ -745,7 +765,7 @@ function editPage(
         { href: `${b}/orders/${order.id}`, text: order.accession },
       ],
       body: html`<h1>Edit order ${order.accession}</h1>
-        ${orderForm(page, { action: `${b}/orders/${order.id}/edit`, values: form.values, errors: form.errors, submit: 'Save', signed })}`,
+        ${orderForm(page, { action: `${b}/orders/${order.id}/edit`, values: form.values, errors: form.errors, members, submit: 'Save', signed })}`,
     },
     form.status ?? 200,
   )

@@ -259,4 +259,30 @@ describe('the clinical console: permissions, CSRF, tenancy and frozen fields of 
     expect(text.match(/<circle /g)).toHaveLength(1)
     expect(text).toContain(`Members of family ${t.family}`)
   })
+
+  it("offers the project's members as assignees by name, lists orders by any of them, and names an order's assignee", async () => {
+    const analyst = await world.caller(['analyst'])
+    await world.deps.db.col('users').doc(analyst.user.id).update({ name: 'Ana Lyst' })
+    const leaver = await world.caller([])
+    const theirs = (await api('POST', '/orders', { body: { test_code: 'WGS-trio', assignee: analyst.user.id } })).body as { accession: string }
+    const mine = (await api('POST', '/orders', { body: { test_code: 'WES' } })).body as { accession: string }
+
+    const list = await (await owner.get(`${p}/orders`)).text()
+    const offered = new RegExp(`<option value="${analyst.user.id}"\\s*>Ana Lyst</option>`)
+    expect(list).toMatch(offered)
+    expect(list).not.toContain(leaver.user.id)
+    const byAnalyst = await (await owner.get(`${p}/orders?assignee=${analyst.user.id}`)).text()
+    expect(byAnalyst).toContain(theirs.accession)
+    expect(byAnalyst).not.toContain(mine.accession)
+    expect(byAnalyst).toContain('assigned to Ana Lyst')
+    expect(byAnalyst).toMatch(/<td>Ana Lyst<\/td>/)
+
+    const form = await (await owner.get(`${p}/orders/new`)).text()
+    expect(form).toMatch(offered)
+    const created = await owner.post(`${p}/orders`, { test_code: 'WGS', priority: 'routine', assignee: analyst.user.id })
+    expect(created.status).toBe(303)
+    const refused = await owner.post(`${p}/orders`, { test_code: 'WGS', priority: 'routine', assignee: leaver.user.id })
+    expect(refused.status).toBe(400)
+    expect(await refused.text()).toContain('is not a member of this project')
+  })
 })
