@@ -856,7 +856,7 @@ export interface components {
          *       "taken_at": "2026-11-22T06:15:30.000Z",
          *       "report_status": "in_review",
          *       "content": {
-         *         "format": "platform.report-snapshot/1",
+         *         "format": "platform.report-snapshot/2",
          *         "report": {
          *           "id": "6a1f0c3e-2b4d-4e5f-8a9b-0c1d2e3f4a5b",
          *           "revision": 1
@@ -896,7 +896,7 @@ export interface components {
              * @enum {string}
              */
             report_status: "draft" | "in_review" | "signed" | "superseded" | "cancelled" | "entered_in_error";
-            /** @description The report, its order and people tested, its variants (with the cache values of that moment) and its comments (format platform.report-snapshot/1). Re-derive the hash: SHA-256 of the canonical JSON of this value (RFC 8785 when `canonicalization` is `rfc8785`). */
+            /** @description The report, its order and people tested, its variants (with the cache values of that moment) and its comments (format platform.report-snapshot/2; format 2 also holds the template's title, methods and limitations as they read then, in `report.template`, so what is signed is what prints; format 1 snapshots print the template's text of today). Re-derive the hash: SHA-256 of the canonical JSON of this value (RFC 8785 when `canonicalization` is `rfc8785`). */
             content: {
                 [key: string]: unknown;
             };

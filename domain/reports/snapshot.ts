@@ -1,3 +1,4 @@
+import { templateText, type TemplateText } from './template.js'
 import type { Timestamp } from '@google-cloud/firestore'
 import { canonicalJson, rfc8785Json } from '../../lib/canonical.js'
 import { sha256 } from '../../lib/ids.js'
@@ -12,7 +13,9 @@ import type { FrozenVariant } from './variant-source.js'
  * an unchanged report have the same hash: that is how a sign-off knows the report did not change
  * since its page was shown.
  */
-export const SNAPSHOT_FORMAT = 'platform.report-snapshot/1'
+export const SNAPSHOT_FORMAT = 'platform.report-snapshot/2'
+/** Snapshots taken before the template's text was part of them: they print the template's text of today. */
+export const SNAPSHOT_FORMAT_1 = 'platform.report-snapshot/1'
 
 /**
  * How a snapshot's content was made canonical before it was hashed, recorded on each snapshot so
@@ -71,7 +74,7 @@ export interface SnapshotVariant {
 }
 
 export interface SnapshotContent {
-  format: typeof SNAPSHOT_FORMAT
+  format: typeof SNAPSHOT_FORMAT | typeof SNAPSHOT_FORMAT_1
   report: {
     id: string
     project_id: string
@@ -79,6 +82,12 @@ export interface SnapshotContent {
     replaces: string | null
     amendment: { kind: string; reason: string; by: string; at: string } | null
     template_type: string
+    /**
+     * The template's title, methods and limitations as they read when the snapshot was taken
+     * (format 2): what is signed is what prints, whatever later becomes of the laboratory's
+     * wording. Absent from format 1 snapshots; null for a template this code did not know.
+     */
+    template?: TemplateText | null
     summary: string | null
     notes: string | null
     conclusion: string | null
@@ -150,6 +159,7 @@ export function snapshotContent(input: {
         ? { kind: report.amendment.kind, reason: report.amendment.reason, by: report.amendment.by, at: iso(report.amendment.at) }
         : null,
       template_type: report.template_type,
+      template: templateText(report.template_type) ?? null,
       summary: report.summary ?? null,
       notes: report.notes ?? null,
       conclusion: report.conclusion ?? null,

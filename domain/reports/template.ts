@@ -3,8 +3,9 @@ import { TEMPLATE_TYPES, type TemplateType } from './model.js'
 /**
  * The fixed text of each report template: its title, and the methods and limitations every report
  * of that template prints (ISO 15189 7.4.1.6: a report states the examination's method and its
- * limitations). The text is the laboratory's standard wording for the template, not the report's
- * own content: it is not part of a snapshot, so editing it here changes how earlier reports print.
+ * limitations). The text is the laboratory's standard wording for the template; a snapshot
+ * (format 2) keeps the text of its moment, so editing it here changes only later snapshots, never
+ * what a signed report prints.
  */
 export interface TemplateText {
   title: string
@@ -55,6 +56,10 @@ export const REPORT_TEMPLATES: Record<TemplateType, TemplateText> = {
 
 const isTemplate = (value: string): value is TemplateType => (TEMPLATE_TYPES as readonly string[]).includes(value)
 
-/** The text of a snapshot's template (a string in the content); undefined for one this code does not know. */
+/** A template's text today (a string in the content); undefined for one this code does not know. */
 export const templateText = (templateType: string): TemplateText | undefined =>
   isTemplate(templateType) ? REPORT_TEMPLATES[templateType] : undefined
+
+/** What a snapshot prints as its template: the text it holds (format 2), else, for a format 1 snapshot, the template's text today. */
+export const snapshotTemplate = (report: { template_type: string; template?: TemplateText | null }): TemplateText | undefined =>
+  report.template === undefined ? templateText(report.template_type) : (report.template ?? undefined)

@@ -479,7 +479,7 @@ export const Snapshot = z
     report_status: ReportStatusSchema.openapi({ description: "The report's status when it was taken" }),
     content: z.record(z.string(), z.unknown()).openapi({
       description:
-        'The report, its order and people tested, its variants (with the cache values of that moment) and its comments (format platform.report-snapshot/1). Re-derive the hash: SHA-256 of the canonical JSON of this value (RFC 8785 when `canonicalization` is `rfc8785`).',
+        "The report, its order and people tested, its variants (with the cache values of that moment) and its comments (format platform.report-snapshot/2; format 2 also holds the template's title, methods and limitations as they read then, in `report.template`, so what is signed is what prints; format 1 snapshots print the template's text of today). Re-derive the hash: SHA-256 of the canonical JSON of this value (RFC 8785 when `canonicalization` is `rfc8785`).",
     }),
   })
   .openapi('Snapshot', {
@@ -492,6 +492,6 @@ export const Snapshot = z
       taken_by: USER_ID,
       taken_at: AT,
       report_status: 'in_review',
-      content: { format: 'platform.report-snapshot/1', report: { id: REPORT_ID, revision: 1 }, order: {}, variants: [], comments: [] },
+      content: { format: 'platform.report-snapshot/2', report: { id: REPORT_ID, revision: 1 }, order: {}, variants: [], comments: [] },
     },
   })

@@ -3,7 +3,7 @@ import { html, Raw } from '../../../lib/pages.js'
 import { CLASSIFICATION_LABELS, classificationDisagreement, type AcmgClassification } from '../../../domain/reports/acmg.js'
 import type { SignatureRecord } from '../../../domain/reports/model.js'
 import type { SnapshotContent, SnapshotVariant } from '../../../domain/reports/snapshot.js'
-import { templateText } from '../../../domain/reports/template.js'
+import { snapshotTemplate } from '../../../domain/reports/template.js'
 
 /**
  * The report as a document, from a snapshot's content: what the sign-off page shows (what is shown
@@ -124,7 +124,7 @@ export function documentHtml(content: SnapshotContent): Raw {
   const excluded = content.variants.length - included.length
   const proband = order.samples.find((s) => s.role === 'proband') ?? order.samples[0]
   const subject = proband?.subject
-  const template = templateText(report.template_type)
+  const template = snapshotTemplate(report)
   return html`
     <h1>${template?.title ?? 'Genetic test report'}</h1>
     ${

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { rfc8785Json } from '../../../../lib/canonical.js'
 import { sha256 } from '../../../../lib/ids.js'
 import { verifySnapshotText } from '../../../../domain/reports/snapshot.js'
+import { REPORT_TEMPLATES } from '../../../../domain/reports/template.js'
 import { AdminStore } from '../../../../domain/tenancy/store.js'
 import { cachedVariant, makeReportsWorld, moveOrder, signThroughStore, storeSignoff } from '../../../support/reports.js'
 
@@ -332,7 +333,7 @@ describe('reports', async () => {
       expect(first.body).toMatchObject({
         seq: 1,
         report_status: 'draft',
-        content: { format: 'platform.report-snapshot/1', report: { id: report.id } },
+        content: { format: 'platform.report-snapshot/2', report: { id: report.id, template: REPORT_TEMPLATES.germline_diagnostic } },
       })
       // The same content hashes the same; a change changes the hash.
       const again = await w.api('POST', `/reports/${report.id}/snapshots`)
