@@ -7,6 +7,7 @@ export {
   consoleUrl,
   errorView,
   field,
+  historyUrl,
   ownConsoleUrl,
   pager,
   projectChooserUrl,

@@ -1,6 +1,6 @@
 import type { Context } from 'hono'
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
-import type { OrgRecord, ProjectRecord } from '../auth/access.js'
+import { canInProject, type OrgRecord, type Principal, type ProjectRecord } from '../auth/access.js'
 import type { Config } from '../config.js'
 import type { AppEnv } from '../http.js'
 import { html, publicBase, Raw } from '../pages.js'
@@ -29,6 +29,21 @@ const SECTIONS: ReadonlyArray<{ section: Section; label: string; service: string
 export function consoleUrl(config: Config, service: string, path: string): string | undefined {
   const base = config.publicUrls[service]
   return base ? `${base}${path}` : undefined
+}
+
+/**
+ * The audit history of a record (the audit service's console), for a person who may read it there
+ * (audit.read: project admins and auditors); undefined for anyone else, or where the audit service
+ * has no address. `type` is the audit events' entity type (`order`, `subject`, `run`, `report`, …).
+ */
+export function historyUrl(
+  config: Config,
+  who: { principal: Principal; project: Pick<ProjectRecord, 'id' | 'org_id'> },
+  type: string,
+  id: string,
+): string | undefined {
+  if (!canInProject(who.principal, who.project, 'audit.read')) return undefined
+  return consoleUrl(config, 'audit', `/console/p/${who.project.id}/history?entity=${encodeURIComponent(`${type}:${id}`)}`)
 }
 
 /** An address of the serving service's own console (`path` after /console), absolute under its public base: for redirects, which a front end's path prefix would break if built from the request's path. */

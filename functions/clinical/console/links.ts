@@ -1,6 +1,5 @@
 import type { Context } from 'hono'
-import { canInProject } from '../../../lib/auth/access.js'
-import { consoleUrl, html, type ConsoleProject, type Raw } from '../../../lib/console/index.js'
+import { consoleUrl, historyUrl, html, type ConsoleProject, type Raw } from '../../../lib/console/index.js'
 import type { ClinicalEnv } from '../deps.js'
 
 /**
@@ -12,11 +11,11 @@ function linkTo(c: Context<ClinicalEnv>, service: string, path: string, text: st
   return href ? html`<a href="${href}" id="${id}">${text}</a>` : ''
 }
 
-/** The audit history of a record (audit service), for those who may read it (audit.read: project admins and auditors). */
-export const historyLink = (c: Context<ClinicalEnv>, page: ConsoleProject, type: 'subject' | 'sample' | 'order', id: string) =>
-  canInProject(page.principal, page.project, 'audit.read')
-    ? linkTo(c, 'audit', `/console/p/${page.project.id}/history?entity=${encodeURIComponent(`${type}:${id}`)}`, 'History', `history-${type}`)
-    : ''
+/** The audit history of a record (audit service), for those who may read it (lib/console historyUrl). */
+export function historyLink(c: Context<ClinicalEnv>, page: ConsoleProject, type: 'subject' | 'sample' | 'order', id: string): Raw | '' {
+  const href = historyUrl(c.get('deps').config, page, type, id)
+  return href ? html`<a href="${href}" id="history-${type}">History</a>` : ''
+}
 
 /** An order's runs (compute), variants (variant cache) and reports (reports). */
 export function orderLinks(c: Context<ClinicalEnv>, page: ConsoleProject, orderId: string): Raw[] {

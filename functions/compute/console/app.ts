@@ -1,5 +1,5 @@
 import type { Context } from 'hono'
-import { consolePages, consoleUrl, ownConsoleUrl, type ConsoleProject } from '../../../lib/console/index.js'
+import { consolePages, consoleUrl, historyUrl, ownConsoleUrl, type ConsoleProject } from '../../../lib/console/index.js'
 import type { ComputeDeps, ComputeEnv } from '../deps.js'
 import type { Links } from './views.js'
 
@@ -10,7 +10,7 @@ export const computeConsole = consolePages<ComputeDeps>()
  * The addresses of the compute console's pages for one project (by its id, whichever way the path
  * named it), absolute under the service's public base; the clinical console's order pages.
  */
-export function linksOf(c: Context<ComputeEnv>, project: { id: string }): Links {
+export function linksOf(c: Context<ComputeEnv>, project: ConsoleProject['project'], principal?: ConsoleProject['principal']): Links {
   const base = ownConsoleUrl(c, `/p/${project.id}`)
   const config = c.get('deps').config
   const clinical = consoleUrl(config, 'clinical', `/console/p/${project.id}/orders/`)
@@ -26,6 +26,7 @@ export function linksOf(c: Context<ComputeEnv>, project: { id: string }): Links 
     pipeline: (id) => `${base}/pipelines/${id}`,
     launch: (id) => `${base}/pipelines/${id}/launch`,
     ...(clinical ? { order: (id: string) => `${clinical}${encodeURIComponent(id)}` } : {}),
+    history: (id) => (principal ? historyUrl(config, { principal, project }, 'run', id) : undefined),
   }
 }
 

@@ -80,7 +80,7 @@ computeConsole.get('/p/:project/runs/:id', async (c) => {
   const s = await consoleProject(c, 'run.read')
   const header = enter(c, s)
   const run = await loadRun(c, s.project.id, c.req.param('id'))
-  const links = linksOf(c, s.project)
+  const links = linksOf(c, s.project, s.principal)
   const canReadFiles = canInProject(s.principal, s.project, 'file.read')
   const listed =
     canReadFiles && TERMINAL.has(run.status)

@@ -21,6 +21,8 @@ export interface Links {
   download(runId: string, path: string): string
   /** The clinical console's order page, when the clinical service's address is known. */
   order?(id: string): string
+  /** A run's audit history, for a person who may read it (lib/console historyUrl). */
+  history(runId: string): string | undefined
 }
 
 /** An attribute when it has a value, nothing otherwise (an empty aria-describedby or inputmode is no better than none). */
@@ -178,6 +180,7 @@ export function runPage(opts: {
       <dt>Duration</dt>
       <dd>${runDuration(run) ?? html`<span class="muted">once started and finished</span>`}</dd>
     </dl>
+    ${links.history(run.id) ? html`<p><a href="${links.history(run.id)}" id="history-run">Its history</a> (who submitted, cancelled or changed it, and when)</p>` : ''}
     <h2>Parameters</h2>
     ${
       params.length

@@ -7,6 +7,7 @@ import {
   consolePages,
   consoleProject,
   consoleUrl,
+  historyUrl,
   errorView,
   formRefusal,
   renderConsole,
@@ -102,7 +103,7 @@ export function linksOf(c: Context<ReportsEnv>, caller: Caller) {
     report: (id: string) => `/console/p/${p}/reports/${id}`,
     order: (orderId: string) => consoleUrl(config, 'clinical', `/console/p/${p}/orders/${orderId}`),
     variants: (orderId: string) => consoleUrl(config, 'variant_cache', `/console/p/${p}/orders/${orderId}/variants`),
-    history: (type: string, id: string) => consoleUrl(config, 'audit', `/console/p/${p}/history?entity=${encodeURIComponent(`${type}:${id}`)}`),
+    history: (type: string, id: string) => historyUrl(config, caller, type, id),
   }
 }
 

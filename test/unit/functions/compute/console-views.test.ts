@@ -13,6 +13,7 @@ const links: Links = {
   pipeline: (id) => `/pipelines/${id}`,
   launch: (id) => `/pipelines/${id}/launch`,
   order: (id) => `https://clinical.example/console/p/p1/orders/${id}`,
+  history: (id) => `https://audit.example/console/p/p1/history?entity=run%3A${id}`,
 }
 const at = (iso: string) => Timestamp.fromDate(new Date(iso))
 const run = (patch: Partial<RunRecord> = {}): RunRecord =>
@@ -47,6 +48,13 @@ describe("the runs console's views", () => {
   it("links a run's order to the clinical console's order page, by its accession", () => {
     const html = page(run({ order_id: 'o-1', order_accession: 'ORD-2026-000001' }))
     expect(html).toContain('<a href="https://clinical.example/console/p/p1/orders/o-1">ORD-2026-000001</a>')
+  })
+
+  it("links a run's audit history for those who may read it, and not for others", () => {
+    expect(page(run())).toContain('<a href="https://audit.example/console/p/p1/history?entity=run%3Ar1" id="history-run">Its history</a>')
+    expect(
+      runPage({ run: run(), links: { ...links, history: () => undefined }, canCancel: true, canReadFiles: true, session }).toString(),
+    ).not.toContain('id="history-run"')
   })
 
   it('says why a queued run waits, and what a failed run reported', () => {
