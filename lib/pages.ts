@@ -39,16 +39,22 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Raw {
  * no script at all, styles and images from the service itself only, no framing, and forms that
  * post only to the service itself or continue to the platform's login (the admin service and the
  * identity provider, which the sign-off form redirects to). Pages are never cached: they show
- * clinical data and carry single-use tokens.
+ * clinical data and carry single-use tokens. The console (lib/console/mount.ts) widens two of
+ * them: its one script from the service itself, forms to any of the platform's services, and its
+ * assets (`cached`) cacheable.
  */
-export function pageHeaders(config: Config): MiddlewareHandler {
+export function pageHeaders(
+  config: Config,
+  widen: { scripts?: boolean; formsToEveryService?: boolean; cached?: (path: string) => boolean } = {},
+): MiddlewareHandler {
   const origin = (url: string | undefined) => (url && URL.canParse(url) ? [new URL(url).origin] : [])
   const headers = secureHeaders({
     contentSecurityPolicy: {
       defaultSrc: ["'none'"],
+      ...(widen.scripts ? { scriptSrc: ["'self'"] } : {}),
       styleSrc: ["'self'"],
       imgSrc: ["'self'", 'data:'],
-      formAction: ["'self'", ...origin(config.adminPublicUrl), ...origin(config.oidc?.issuer)],
+      formAction: ["'self'", ...(widen.formsToEveryService ? config.publicOrigins : origin(config.adminPublicUrl)), ...origin(config.oidc?.issuer)],
       baseUri: ["'none'"],
       frameAncestors: ["'none'"],
     },
@@ -59,7 +65,7 @@ export function pageHeaders(config: Config): MiddlewareHandler {
   })
   return async (c, next) => {
     await headers(c, next)
-    c.header('Cache-Control', 'no-store')
+    if (!widen.cached?.(c.req.path)) c.header('Cache-Control', 'no-store')
   }
 }
 

@@ -1,11 +1,10 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
-import { secureHeaders } from 'hono/secure-headers'
 import type { Config } from '../config.js'
 import { Refused, refusalReason } from '../decision.js'
 import { ApiError } from '../errors.js'
 import { recordDenial, type AppEnv, type KernelDeps } from '../http.js'
-import { publicBase } from '../pages.js'
+import { pageHeaders, publicBase } from '../pages.js'
 import { errorView, renderConsole } from './layout.js'
 import { CONSOLE_JS } from './script.js'
 import { seenOn } from './session.js'
@@ -17,27 +16,8 @@ import { CONSOLE_CSS } from './style.js'
  * to any of the platform's services (the header's sign-out goes to the admin service) and the
  * identity provider. Pages are never cached; the two assets are.
  */
-function consoleHeaders(config: Config): MiddlewareHandler {
-  const origin = (url: string | undefined) => (url && URL.canParse(url) ? [new URL(url).origin] : [])
-  const headers = secureHeaders({
-    contentSecurityPolicy: {
-      defaultSrc: ["'none'"],
-      scriptSrc: ["'self'"],
-      styleSrc: ["'self'"],
-      imgSrc: ["'self'", 'data:'],
-      formAction: ["'self'", ...config.publicOrigins, ...origin(config.oidc?.issuer)],
-      baseUri: ["'none'"],
-      frameAncestors: ["'none'"],
-    },
-    strictTransportSecurity: false,
-    // Not no-referrer: with it a browser sends `Origin: null` on a form's POST (see lib/pages.ts).
-    referrerPolicy: 'same-origin',
-  })
-  return async (c, next) => {
-    await headers(c, next)
-    if (!c.req.path.includes('/console/assets/')) c.header('Cache-Control', 'no-store')
-  }
-}
+const consoleHeaders = (config: Config): MiddlewareHandler =>
+  pageHeaders(config, { scripts: true, formsToEveryService: true, cached: (path) => path.includes('/console/assets/') })
 
 const headersByConfig = new WeakMap<Config, MiddlewareHandler>()
 
