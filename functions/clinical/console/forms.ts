@@ -6,9 +6,11 @@ import {
   ownConsoleUrl,
   formRefusal,
   html,
+  renderConsole,
   stopWithPage,
   withoutBlanks,
   type ConsoleProject,
+  type ConsoleView,
   type Raw,
 } from '../../../lib/console/index.js'
 import type { Permission } from '../../../lib/auth/roles.js'
@@ -106,3 +108,22 @@ export const optionsOf = (values: readonly string[], blank?: string) => [
 
 /** Where the project's pages live on this service: `{clinical}/console/p/<project id>`. */
 export const projectBase = (c: Context<ClinicalEnv>, page: ConsoleProject) => ownConsoleUrl(c, `/p/${page.project.id}`)
+
+/** A page of one form: its title as the heading above the form; `status` when it comes back with a refusal beside its fields. */
+export const formPage = (
+  c: Context<ClinicalEnv>,
+  view: Omit<ConsoleView, 'title' | 'body'>,
+  title: string,
+  form: Raw,
+  status: 200 | FormStatus = 200,
+): Response =>
+  renderConsole(
+    c,
+    {
+      ...view,
+      title,
+      body: html`<h1>${title}</h1>
+        ${form}`,
+    },
+    status,
+  )

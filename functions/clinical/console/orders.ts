@@ -24,6 +24,7 @@ import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
 import { CreateOrder, OrderListQuery, RoleSchema, TransitionBody, UpdateOrder } from '../schemas.js'
 import { canFor, checkAssignee, projectOf, toOrder } from '../views.js'
 import {
+  formPage,
   clinicalPage,
   projectBase,
   formAlert,
@@ -253,13 +254,13 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
   app.get('/p/:project/orders/new', async (c) => {
     const page = await clinicalPage(c, 'clinical.write')
     const b = base(c, page)
-    return renderConsole(c, {
-      ...view(page),
-      title: 'New order',
-      crumbs: [{ href: `${b}/orders`, text: 'Orders' }],
-      body: html`<h1>New order</h1>
-        ${orderForm(page, { action: `${b}/orders`, values: {}, errors: {}, members: await c.get('deps').access.assignableMembers(page.project) })}`,
-    })
+    const members = await c.get('deps').access.assignableMembers(page.project)
+    return formPage(
+      c,
+      { ...view(page), crumbs: [{ href: `${b}/orders`, text: 'Orders' }] },
+      'New order',
+      orderForm(page, { action: `${b}/orders`, values: {}, errors: {}, members }),
+    )
   })
 
   app.post('/p/:project/orders', async (c) => {
@@ -268,15 +269,11 @@ export function orderPages(app: Hono<AppEnv<ClinicalDeps>>) {
     const values = Object.fromEntries(FIELDS.map((f) => [f, page.form.get(f)])) as OrderValues
     const members = await c.get('deps').access.assignableMembers(page.project)
     const again = (errors: FieldErrors, status: FormStatus) =>
-      renderConsole(
+      formPage(
         c,
-        {
-          ...view(page),
-          title: 'New order',
-          crumbs: [{ href: `${b}/orders`, text: 'Orders' }],
-          body: html`<h1>New order</h1>
-            ${orderForm(page, { action: `${b}/orders`, values, errors, members })}`,
-        },
+        { ...view(page), crumbs: [{ href: `${b}/orders`, text: 'Orders' }] },
+        'New order',
+        orderForm(page, { action: `${b}/orders`, values, errors, members }),
         status,
       )
     const parsed = checkForm(CreateOrder, orderBody(page))
@@ -755,18 +752,17 @@ async function editPage(
   const b = base(c, page)
   const outcome = (order.status === 'in_review' || order.status === 'completed') && canFor(c)('report.sign')
   const signed = order.status === 'draft' ? undefined : { accession: order.accession, outcome }
-  return renderConsole(
-    c,
-    {
-      ...view(page),
-      title: `Edit order ${order.accession}`,
-      crumbs: [
-        { href: `${b}/orders`, text: 'Orders' },
-        { href: `${b}/orders/${order.id}`, text: order.accession },
-      ],
-      body: html`<h1>Edit order ${order.accession}</h1>
-        ${orderForm(page, { action: `${b}/orders/${order.id}/edit`, values: form.values, errors: form.errors, members, submit: 'Save', signed })}`,
-    },
-    form.status ?? 200,
-  )
+  const crumbs = [
+    { href: `${b}/orders`, text: 'Orders' },
+    { href: `${b}/orders/${order.id}`, text: order.accession },
+  ]
+  const fields = orderForm(page, {
+    action: `${b}/orders/${order.id}/edit`,
+    values: form.values,
+    errors: form.errors,
+    members,
+    submit: 'Save',
+    signed,
+  })
+  return formPage(c, { ...view(page), crumbs }, `Edit order ${order.accession}`, fields, form.status)
 }

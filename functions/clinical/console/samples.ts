@@ -18,6 +18,7 @@ import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
 import { CreateSample, SampleListQuery, UpdateSample } from '../schemas.js'
 import { projectOf } from '../views.js'
 import {
+  formPage,
   clinicalPage,
   projectBase,
   formAlert,
@@ -136,40 +137,14 @@ export function samplePages(app: Hono<AppEnv<ClinicalDeps>>) {
 
   app.get('/p/:project/samples/new', async (c) => {
     const page = await clinicalPage(c, 'clinical.write')
-    const b = base(c, page)
-    const form = await sampleForm(c, page, {
-      action: `${b}/samples`,
-      values: { subject_id: c.req.query('subject') },
-      errors: {},
-      submit: 'Create sample',
-    })
-    return renderConsole(c, {
-      ...view(page),
-      title: 'New sample',
-      crumbs: [{ href: `${b}/samples`, text: 'Samples' }],
-      body: html`<h1>New sample</h1>
-        ${form}`,
-    })
+    return newSamplePage(c, page, { subject_id: c.req.query('subject') })
   })
 
   app.post('/p/:project/samples', async (c) => {
     const page = await clinicalPage(c, 'clinical.write')
     const b = base(c, page)
     const values = Object.fromEntries(FIELDS.map((f) => [f, page.form.get(f)])) as SampleValues
-    const again = async (errors: FieldErrors, status: FormStatus) => {
-      const form = await sampleForm(c, page, { action: `${b}/samples`, values, errors, submit: 'Create sample' })
-      return renderConsole(
-        c,
-        {
-          ...view(page),
-          title: 'New sample',
-          crumbs: [{ href: `${b}/samples`, text: 'Samples' }],
-          body: html`<h1>New sample</h1>
-            ${form}`,
-        },
-        status,
-      )
-    }
+    const again = (errors: FieldErrors, status: FormStatus) => newSamplePage(c, page, values, { errors, status })
     const parsed = checkForm(CreateSample, formBody(page, FIELDS, false))
     if (!parsed.ok) return again(parsed.errors, 400)
     const date = (v: string | undefined) => (v ? new Date(v) : undefined)
@@ -319,15 +294,17 @@ async function editPage(
         errors: again?.errors ?? {},
         submit: 'Save',
       })
-  return renderConsole(
-    c,
-    {
-      ...view(page),
-      title: `Edit sample ${sample.external_id}`,
-      crumbs,
-      body: html`<h1>Edit sample ${sample.external_id}</h1>
-        ${content}`,
-    },
-    again?.status ?? 200,
-  )
+  return formPage(c, { ...view(page), crumbs }, `Edit sample ${sample.external_id}`, content, again?.status)
+}
+
+/** The new-sample form, empty or as it was posted with the refusal beside its fields. */
+async function newSamplePage(
+  c: Context<ClinicalEnv>,
+  page: ConsoleProject,
+  values: SampleValues,
+  again?: { errors: FieldErrors; status: FormStatus },
+): Promise<Response> {
+  const b = base(c, page)
+  const form = await sampleForm(c, page, { action: `${b}/samples`, values, errors: again?.errors ?? {}, submit: 'Create sample' })
+  return formPage(c, { ...view(page), crumbs: [{ href: `${b}/samples`, text: 'Samples' }] }, 'New sample', form, again?.status)
 }

@@ -19,7 +19,18 @@ import { AFFECTED_STATUSES, SEXES, type SampleRecord, type SubjectRecord } from 
 import type { ClinicalDeps, ClinicalEnv } from '../deps.js'
 import { CreateSubject, SubjectListQuery, UpdateSubject } from '../schemas.js'
 import { projectOf } from '../views.js'
-import { clinicalPage, projectBase, formAlert, frozenField, listQuery, optionsOf, refusedForm, type FieldErrors, type FormStatus } from './forms.js'
+import {
+  formPage,
+  clinicalPage,
+  projectBase,
+  formAlert,
+  frozenField,
+  listQuery,
+  optionsOf,
+  refusedForm,
+  type FieldErrors,
+  type FormStatus,
+} from './forms.js'
 import { historyLink } from './links.js'
 import { pedigreeSvg } from './pedigree-svg.js'
 
@@ -200,36 +211,14 @@ export function subjectPages(app: Hono<AppEnv<ClinicalDeps>>) {
 
   app.get('/p/:project/subjects/new', async (c) => {
     const page = await clinicalPage(c, 'clinical.write')
-    const b = base(c, page)
-    const family = c.req.query('family_id')
-    const form = await subjectForm(c, page, { action: `${b}/subjects`, values: { family_id: family }, errors: {}, submit: 'Create subject' })
-    return renderConsole(c, {
-      ...view(page),
-      title: 'New subject',
-      crumbs: [{ href: `${b}/subjects`, text: 'Subjects' }],
-      body: html`<h1>New subject</h1>
-        ${form}`,
-    })
+    return newSubjectPage(c, page, { family_id: c.req.query('family_id') })
   })
 
   app.post('/p/:project/subjects', async (c) => {
     const page = await clinicalPage(c, 'clinical.write')
     const b = base(c, page)
     const values = Object.fromEntries(FIELDS.map((f) => [f, page.form.get(f)])) as SubjectValues
-    const again = async (errors: FieldErrors, status: FormStatus) => {
-      const form = await subjectForm(c, page, { action: `${b}/subjects`, values, errors, submit: 'Create subject' })
-      return renderConsole(
-        c,
-        {
-          ...view(page),
-          title: 'New subject',
-          crumbs: [{ href: `${b}/subjects`, text: 'Subjects' }],
-          body: html`<h1>New subject</h1>
-            ${form}`,
-        },
-        status,
-      )
-    }
+    const again = (errors: FieldErrors, status: FormStatus) => newSubjectPage(c, page, values, { errors, status })
     const parsed = checkForm(CreateSubject, formBody(page, FIELDS, false))
     if (!parsed.ok) return again(parsed.errors, 400)
     try {
@@ -381,20 +370,23 @@ async function editPage(
     submit: 'Save',
     frozenBy: signed,
   })
-  return renderConsole(
-    c,
-    {
-      ...view(page),
-      title: `Edit subject ${subject.external_id}`,
-      crumbs: [
-        { href: `${b}/subjects`, text: 'Subjects' },
-        { href: `${b}/subjects/${subject.id}`, text: subject.external_id },
-      ],
-      body: html`<h1>Edit subject ${subject.external_id}</h1>
-        ${form}`,
-    },
-    again?.status ?? 200,
-  )
+  const crumbs = [
+    { href: `${b}/subjects`, text: 'Subjects' },
+    { href: `${b}/subjects/${subject.id}`, text: subject.external_id },
+  ]
+  return formPage(c, { ...view(page), crumbs }, `Edit subject ${subject.external_id}`, form, again?.status)
+}
+
+/** The new-subject form, empty or as it was posted with the refusal beside its fields. */
+async function newSubjectPage(
+  c: Context<ClinicalEnv>,
+  page: ConsoleProject,
+  values: SubjectValues,
+  again?: { errors: FieldErrors; status: FormStatus },
+): Promise<Response> {
+  const b = base(c, page)
+  const form = await subjectForm(c, page, { action: `${b}/subjects`, values, errors: again?.errors ?? {}, submit: 'Create subject' })
+  return formPage(c, { ...view(page), crumbs: [{ href: `${b}/subjects`, text: 'Subjects' }] }, 'New subject', form, again?.status)
 }
 
 export function sampleTable(b: string, samples: readonly SampleRecord[], caption: string): Raw {
