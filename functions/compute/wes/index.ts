@@ -90,7 +90,9 @@ wesRoutes.get('/service-info', read, async (c) => {
       description: `GA4GH WES 1.1 onto the pipeline platform's runs, for the project ${project.slug}: workflow_url names a pipeline of the project catalogue as <slug>@<version>; every request sends X-Project-ID.`,
       organization: { name: 'Pipeline platform', url: base },
       documentationUrl: `${base}/docs`,
+      // service-info's version is a string: 'development' where the platform's is not set (the discovery document's null).
       version: deps.config.version ?? 'development',
+      environment: deps.config.environment,
       workflow_type_versions: Object.fromEntries(
         PIPELINE_TYPES.map((t) => [WES_WORKFLOW_TYPES[t].type, { workflow_type_version: [...WES_WORKFLOW_TYPES[t].versions] }]),
       ),

@@ -251,6 +251,7 @@ describe('compute: GA4GH WES 1.1 under /ga4gh/wes/v1', async () => {
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({
       type: { group: 'org.ga4gh', artifact: 'wes', version: '1.1.0' },
+      environment: w.deps.config.environment,
       supported_wes_versions: ['1.1.0'],
       workflow_type_versions: {
         NFL: { workflow_type_version: ['DSL2'] },
@@ -299,6 +300,12 @@ describe('compute: GA4GH WES 1.1 under /ga4gh/wes/v1', async () => {
     expect(await res.json()).toEqual({ detail: `no route for GET ${WES}/workflows`, msg: `no route for GET ${WES}/workflows`, status_code: 404 })
     const platform = await call(w.app, 'GET', `/api/v1/runs/${randomUUID()}`, { token: w.owner.token, project: w.project.id })
     expect(platform.body).toEqual({ detail: 'run not found' })
+  })
+
+  it('answers a body over the platform’s 1 MiB limit 413 in both shapes, before reading it', async () => {
+    const res = await submitForm({ workflow_url: 'hello-local@1.0.0', workflow_params: JSON.stringify({ big: 'x'.repeat(1024 * 1024) }) })
+    expect(res.status).toBe(413)
+    expect(res.body).toEqual({ detail: expect.stringMatching(/larger than 1 MiB/), msg: res.body.detail, status_code: 413 })
   })
 
   it('does not list WES among the operations of the service’s own OpenAPI document', async () => {
