@@ -347,6 +347,47 @@ export interface ServiceOptions<D extends KernelDeps> {
   tags?: ReadonlyArray<ServiceTag>
   /** The documents routes will read, read with the caller's account (see `Prefetch`). */
   prefetch?: ReadonlyArray<Prefetch<D>>
+  /** Standard APIs the service also speaks beside /api/v1 (see `StandardApi`). */
+  standardApis?: ReadonlyArray<StandardApi>
+}
+
+/**
+ * An API a standard defines (GA4GH WES under /ga4gh/wes/v1), spoken beside the platform's own:
+ * under its own prefix, authenticated and scoped to a project exactly as /api/v1 is, but outside the
+ * service's OpenAPI document, since its contract is the standard's own document.
+ */
+export interface StandardApi {
+  /** Where its paths begin ('/ga4gh/wes/v1'). */
+  prefix: string
+  /**
+   * The fields the standard's error body has, from the platform's: every error under the prefix
+   * answers them beside `detail`, which stays, so that the platform's one error shape still holds.
+   */
+  errorFields(detail: string, status: number): Record<string, unknown>
+}
+
+/**
+ * Gives every error answered under a standard API's prefix (by a route, the kernel's checks, the
+ * validation hook or the not-found handler alike) the standard's fields beside `detail`. It wraps
+ * the whole chain, so an error thrown anywhere after it has already been answered `{detail}` when
+ * it looks: an error body is rewritten, never a successful one.
+ */
+function standardErrors(api: StandardApi): MiddlewareHandler {
+  return async (c, next) => {
+    await next()
+    if (c.res.status < 400 || !c.res.headers.get('content-type')?.includes('application/json')) return
+    const body = (await c.res
+      .clone()
+      .json()
+      .catch(() => undefined)) as { detail?: unknown } | undefined
+    if (typeof body?.detail !== 'string') return
+    const { status } = c.res
+    const headers = new Headers(c.res.headers)
+    headers.delete('content-length')
+    // Cleared first: assigning over an answer would carry its headers (a stale length among them) into the new one.
+    c.res = undefined
+    c.res = new Response(JSON.stringify({ ...api.errorFields(body.detail, status), detail: body.detail }), { status, headers })
+  }
 }
 
 /** A group of operations in the OpenAPI document (its top-level `tags` list): what the docs pages and client generators group by. */
@@ -409,6 +450,8 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
   // instance says it is up, not that it is full.
   app.get('/healthz', healthCheck(opts.name))
   app.get('/health', healthCheck(opts.name))
+  // Before admission, so that even an overloaded instance answers the standard's error body.
+  for (const api of opts.standardApis ?? []) app.use(`${api.prefix}/*`, standardErrors(api))
   app.use('*', admission(deps.config.admission))
   // Limited before anything reads the body (chunked bodies are counted as they arrive), for the
   // methods the routes take a body with. A GET or HEAD has none (a Request never carries one), and
@@ -428,7 +471,7 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
       })
     }
   }
-  app.use(`${API_PREFIX}/*`, async (c, next) => {
+  const authenticate: MiddlewareHandler<AppEnv<D>> = async (c, next) => {
     if (isPublic(c.req.path)) return next()
     // The kernel's middleware reads only the kernel's part of the service's dependencies.
     const ctx = kernelContext(c)
@@ -438,7 +481,9 @@ export function createServiceApp<D extends KernelDeps>(opts: ServiceOptions<D>) 
     if (principal.method === 'session') await assertSameOrigin(ctx)
     if (opts.projectScoped) await enterProject(ctx, project)
     return next()
-  })
+  }
+  // A standard API is authenticated and scoped like the platform's own: the same credentials, the same tenancy.
+  for (const prefix of [API_PREFIX, ...(opts.standardApis ?? []).map((api) => api.prefix)]) app.use(`${prefix}/*`, authenticate)
   const answerError = errorHandler(deps.log)
   app.onError(async (err, c) => {
     // A decision's 403 leaves its access.denied event where it was refused (lib/decision.ts).

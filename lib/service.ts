@@ -2,7 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Hono, Schema } from 'hono'
 import type { OrgRecord, ProjectRecord, UserRecord } from './auth/access.js'
 import type { Config } from './config.js'
-import { API_PREFIX, createServiceApp, type AppEnv, type Prefetch, type ServiceTag } from './http.js'
+import { API_PREFIX, createServiceApp, type AppEnv, type Prefetch, type ServiceTag, type StandardApi } from './http.js'
 import type { KernelDeps } from './kernel.js'
 
 /**
@@ -36,6 +36,8 @@ export interface ServiceDefinition<D extends KernelDeps> {
   pages?: ReadonlyArray<Hono<AppEnv<D>, Schema, string>>
   /** The records routes read, declared so that the kernel reads them with the caller's account (lib/http.ts). */
   prefetch?: ReadonlyArray<Prefetch<D>>
+  /** Standard APIs spoken beside /api/v1, each with its routes mounted under its prefix (lib/http.ts `StandardApi`). */
+  standardApis?: ReadonlyArray<StandardApi & { routes: Hono<AppEnv<D>, Schema, string> }>
   /** Idempotent seed data of the local suite (run on every start, after the base seed). */
   seed?(ctx: SeedContext): Promise<void>
 }
@@ -53,7 +55,7 @@ export interface SeedContext {
 }
 
 /** A definition with its dependency type erased, for the registry; `create` builds the whole app from a kernel. */
-export type Service = Omit<ServiceDefinition<KernelDeps>, 'deps' | 'routes' | 'pages' | 'prefetch'> & {
+export type Service = Omit<ServiceDefinition<KernelDeps>, 'deps' | 'routes' | 'pages' | 'prefetch' | 'standardApis'> & {
   create(kernel: KernelDeps): OpenAPIHono<AppEnv>
 }
 
@@ -61,11 +63,12 @@ export type Service = Omit<ServiceDefinition<KernelDeps>, 'deps' | 'routes' | 'p
 export function serviceApp<D extends KernelDeps>(def: ServiceDefinition<D>, deps: D) {
   const app = createServiceApp({ ...def, deps })
   for (const routes of def.routes) app.route(API_PREFIX, routes)
+  for (const api of def.standardApis ?? []) app.route(api.prefix, api.routes)
   for (const pages of def.pages ?? []) app.route('/', pages)
   return app
 }
 
 export function defineService<D extends KernelDeps>(def: ServiceDefinition<D>): Service & { definition: ServiceDefinition<D> } {
-  const { deps: _deps, routes: _routes, pages: _pages, prefetch: _prefetch, ...rest } = def
+  const { deps: _deps, routes: _routes, pages: _pages, prefetch: _prefetch, standardApis: _standardApis, ...rest } = def
   return { ...rest, definition: def, create: (kernel) => serviceApp(def, def.deps(kernel)) as unknown as OpenAPIHono<AppEnv> }
 }

@@ -7,6 +7,7 @@ import { conflict, isAlreadyExists, notFound } from '../../lib/errors.js'
 import { newId, sha256 } from '../../lib/ids.js'
 import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
 import { directReads, type DocReader } from '../../lib/reads.js'
+import { failureOf, type RunFailure } from './failure.js'
 import { advance, TERMINAL, type RunStatus } from './status.js'
 import { executionOf, type PipelineExecution, type PipelineType } from '../pipelines/model.js'
 
@@ -48,6 +49,8 @@ export interface RunRecord {
   /** gs://<bucket>/runs/<id>/, set on success. */
   output?: string
   error_message?: string
+  /** Set with error_message: whether the pipeline's own command failed, and its exit code (domain/runs/failure.ts). */
+  failure?: RunFailure
   /** Why a run is still queued (quota, permissions, connectivity), for the user. */
   status_reason?: string
   created_by: string
@@ -117,6 +120,13 @@ export interface RunFilters {
   status?: RunStatus
   /** The run's exact name (names are unique but for two submissions of one pipeline in the same second). */
   name?: string
+}
+
+/** The fields runs are counted by (RunStore.count). */
+export interface RunCountFilter {
+  status?: RunStatus
+  job_cleanup_pending?: boolean
+  'failure.kind'?: RunFailure['kind']
 }
 
 /** Idempotency keys are remembered this long (as Stripe does), then a key may be reused. */
@@ -301,6 +311,16 @@ export class RunStore {
     return paginate(q, { orderBy: [['created', 'desc']], filters: { ...filters }, query }, (d) => d.data() as RunRecord)
   }
 
+  /**
+   * How many of the project's runs match every field given (equality only: Firestore merges its
+   * single-field indexes for these, no composite index needed). A count costs one read per 1,000 runs.
+   */
+  async count(projectId: string, where: RunCountFilter): Promise<number> {
+    let q: Query = this.db.col('runs').where('project_id', '==', projectId)
+    for (const [field, value] of Object.entries(where)) if (value !== undefined) q = q.where(field, '==', value)
+    return RunStore.count(q)
+  }
+
   /** The newest runs of an order (at most `limit`), for the order's page. */
   async listForOrder(projectId: string, orderId: string, limit: number): Promise<RunRecord[]> {
     const q = await this.db
@@ -416,7 +436,11 @@ export class RunStore {
       if (TERMINAL.has(next)) patch.finished = at
       if (next === 'succeeded') patch.output = event.output ?? outputLocation(run.bucket_name, run.id)
       if (next === 'succeeded' && run.order_id) patch.ingestion_pending = true
-      if (next === 'failed') patch.error_message = event.error_message ?? 'the job failed without an error message'
+      if (next === 'failed') {
+        patch.error_message = event.error_message ?? 'the job failed without an error message'
+        // Kept beside the message so that runs can be counted by it (WES's EXECUTOR_ERROR and SYSTEM_ERROR).
+        patch.failure = failureOf(patch.error_message)
+      }
       if (next === 'cancelled') patch.job_cleanup_pending = run.has_job && !run.cancel?.job_deleted_at
       tx.update(this.ref(runId), { ...patch, status_reason: FieldValue.delete() })
       const actor: AuditContext = { actor: { type: 'system', id: event.source } }

@@ -5,13 +5,14 @@ import { computeConsole } from './console/index.js'
 import { computeDeps, type ComputeDeps } from './deps.js'
 import { pipelines } from './routes/pipelines.js'
 import { runPrefetch, runs } from './routes/runs.js'
+import { wes } from './wes/index.js'
 
 /** The compute service: the pipeline catalogue and pipeline runs. */
 export const compute = defineService<ComputeDeps>({
   name: 'compute',
   title: 'Compute service',
   description:
-    "The pipeline catalogue (platform-wide pipelines and the project's own, versioned per slug) and pipeline runs: submit, list, watch, outputs, cancel. Every request needs X-Project-ID.",
+    "The pipeline catalogue (platform-wide pipelines and the project's own, versioned per slug) and pipeline runs: submit, list, watch, outputs, cancel. Every request needs X-Project-ID. The same runs are also served as GA4GH WES 1.1 under /ga4gh/wes/v1 (docs/wes.md).",
   port: 8102,
   projectScoped: true,
   collections: ['pipelines', 'runs', 'idempotency_keys', 'run_names'],
@@ -22,6 +23,7 @@ export const compute = defineService<ComputeDeps>({
   deps: (kernel) => computeDeps(kernel),
   routes: [pipelines, runs],
   pages: [computeConsole],
+  standardApis: [wes],
   prefetch: [runPrefetch],
   seed: async ({ kernel }) => {
     await seedPipelines(new PipelineStore(kernel.db, kernel.audit, kernel.clock))

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { SYSTEM_ACTOR } from '../../../../lib/audit.js'
@@ -68,6 +69,28 @@ describe('RunStore: the orchestrator side', async () => {
     expect(await actions(run.id)).toEqual(['run.running', 'run.submitted', 'run.succeeded'])
     const event = (await w.deps.db.col('audit_events').where('entity.id', '==', run.id).where('action', '==', 'run.succeeded').get()).docs[0]
     expect(event?.get('actor')).toMatchObject({ type: 'system', id: 'batch' })
+  })
+
+  it("records a failed run's failure beside its message: the pipeline's exit code, or the system's fault", async () => {
+    const [executor, system] = [await newRun(), await newRun()]
+    const message = 'the Batch job failed: Task state is updated from RUNNING to FAILED on the local executor with exit code 3 in runnable 1 (x).'
+    await store.applyJobState(executor.id, { status: 'failed', at: new Date(), error_message: message, source: 'batch' })
+    await store.applyJobState(system.id, { status: 'failed', at: new Date(), error_message: 'Batch rejected the job: quota', source: 'orchestrator' })
+    expect((await store.getById(executor.id))?.failure).toEqual({ kind: 'executor', exit_code: 3 })
+    expect((await store.getById(system.id))?.failure).toEqual({ kind: 'system' })
+  })
+
+  it('counts the runs of a project by status, cancellation in progress and kind of failure, and never another project’s', async () => {
+    const before = await store.count(w.project.id, { status: 'failed', 'failure.kind': 'system' })
+    const run = await newRun()
+    await store.applyJobState(run.id, { status: 'failed', at: new Date(), error_message: 'Batch rejected the job: quota', source: 'orchestrator' })
+    expect(await store.count(w.project.id, { status: 'failed', 'failure.kind': 'system' })).toBe(before + 1)
+    const cancelled = await newRun()
+    await store.recordJob(cancelled.id, { name: `projects/p/locations/r/jobs/run-${cancelled.id}` })
+    const pendingBefore = await store.count(w.project.id, { status: 'cancelled', job_cleanup_pending: true })
+    await store.cancel(SYSTEM_ACTOR, w.project.id, cancelled.id, 'tester')
+    expect(await store.count(w.project.id, { status: 'cancelled', job_cleanup_pending: true })).toBe(pendingBefore + 1)
+    expect(await store.count(randomUUID(), { status: 'failed' })).toBe(0)
   })
 
   it('ends in the first terminal status reported, whatever order and repetition the events come in', async () => {
