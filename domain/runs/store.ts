@@ -69,6 +69,17 @@ export interface RunRecord {
   ingestion_pending?: boolean
   /** The ingestion of the run's VCF into its order's variant cache. */
   ingestion_id?: string
+  /**
+   * The work session the run works in: the id of the run that began it (the run's own id, or, for a
+   * resumed relaunch, its first run's session). It names the work directory in the bucket and is
+   * Nextflow's session id, so a resume finds the cache and the task folders. Absent on runs
+   * submitted before relaunch existed, which cannot be resumed.
+   */
+  work_session?: string
+  /** The run this one relaunches, and whether it resumed it. */
+  relaunched_from?: { id: string; name: string; resume: boolean }
+  /** The ids of this run's relaunches, oldest first. */
+  relaunches?: string[]
 }
 
 /** Where a run's outputs live. */
