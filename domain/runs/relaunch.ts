@@ -1,6 +1,6 @@
 import type { AuditInput } from '../../lib/audit.js'
 import { allow, conflictWith, deny, type Decision } from '../../lib/decision.js'
-import { TERMINAL } from './status.js'
+import { TERMINAL, type RunStatus } from './status.js'
 import type { RunRecord } from './store.js'
 
 /**
@@ -54,21 +54,36 @@ export function applyParamsPatch(params: Record<string, unknown>, patch: ParamsP
 }
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+/** A param's own value: a param named like a property of every object (valueOf) is absent unless set. */
+const own = (params: Record<string, unknown>, k: string) => (Object.hasOwn(params, k) ? params[k] : undefined)
 
-export function decideRelaunch(first: RelaunchSource, cmd: RelaunchCommand): Decision<RelaunchPlan> {
+/** What the store read of the first run's work session, for a resume: a run of it still queued or running, if any. */
+export interface SessionState {
+  active?: { name: string; status: RunStatus }
+}
+
+export function decideRelaunch(first: RelaunchSource, cmd: RelaunchCommand, session: SessionState = {}): Decision<RelaunchPlan> {
+  // Two engines writing one session's cache and work directory at once corrupt both: a resume
+  // waits until no run of the session is queued or running, the first run included.
   if (cmd.resume && !TERMINAL.has(first.status)) {
-    // Two engines writing one session's cache and work directory at once corrupt both.
     return deny(conflictWith(`run ${first.name} is still ${first.status}; it can be resumed once it has ended (or relaunched afresh now)`))
   }
   if (cmd.resume && !first.work_session) {
     return deny(conflictWith(`run ${first.name} was submitted before runs kept a work session; relaunch it without resume`))
+  }
+  if (cmd.resume && session.active) {
+    return deny(
+      conflictWith(
+        `run ${session.active.name} is ${session.active.status} in the work session of run ${first.name}; resume once it has ended, or relaunch afresh now`,
+      ),
+    )
   }
   const params = applyParamsPatch(first.params, cmd.params)
   const tags = cmd.tags ?? first.tags
   const profile = cmd.profile ?? first.profile
   const changed = [
     ...[...new Set([...Object.keys(first.params), ...Object.keys(params)])]
-      .filter((k) => !sameJson(first.params[k], params[k]))
+      .filter((k) => !sameJson(own(first.params, k), own(params, k)))
       .sort()
       .map((k) => `params.${k}`),
     ...(sameJson(tags, first.tags) ? [] : ['tags']),

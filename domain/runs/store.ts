@@ -82,6 +82,8 @@ export interface RunRecord {
   relaunched_from?: { id: string; name: string; resume: boolean }
   /** The ids of this run's relaunches, oldest first. */
   relaunches?: string[]
+  /** When a run last resumed the work session this run began: written by every resume, so that resumes of one session take turns. */
+  session_resumed_at?: Timestamp
 }
 
 /** Where a run's outputs live. */
@@ -249,7 +251,28 @@ export class RunStore {
       name ??= await this.claimName(input.project.id, id, `${input.pipeline.slug}-${runTimestamp(now.toDate())}`, now)
       const first = input.relaunch ? RunStore.data(await tx.get(this.ref(input.relaunch.of))) : undefined
       if (input.relaunch && first?.project_id !== input.project.id) throw notFound('run')
-      const relaunch = first && input.relaunch ? orRefuse(decideRelaunch(first, { ...input.relaunch, run: { id, name } })) : undefined
+      // A resume reads its session's root run (every resume of the session writes it, so two resumes
+      // sent together take turns) and then whether a run of the session is still at work.
+      const session = first && input.relaunch?.resume && first.work_session ? first.work_session : undefined
+      const root = session && session !== first?.id ? RunStore.data(await tx.get(this.ref(session))) : first
+      const active = session
+        ? (
+            await tx.get(
+              this.db
+                .col('runs')
+                .where('project_id', '==', input.project.id)
+                .where('work_session', '==', session)
+                .where('status', 'in', ['queued', 'running'])
+                .limit(1),
+            )
+          ).docs[0]?.data()
+        : undefined
+      const relaunch =
+        first && input.relaunch
+          ? orRefuse(
+              decideRelaunch(first, { ...input.relaunch, run: { id, name } }, { active: active && { name: active.name, status: active.status } }),
+            )
+          : undefined
       const link = input.link ? await input.link.read(tx) : undefined
       const chain = await this.audit.prepareMany(tx, [
         { project_id: input.project.id, entity: { type: 'run', id } },
@@ -300,7 +323,9 @@ export class RunStore {
         this.db.writeIfUnchanged(tx, keySnap, record)
       }
       if (first && relaunch) {
-        tx.update(this.ref(first.id), { relaunches: FieldValue.arrayUnion(id), updated: now })
+        const resumedAt = session ? { session_resumed_at: now } : {}
+        tx.update(this.ref(first.id), { relaunches: FieldValue.arrayUnion(id), updated: now, ...(root?.id === first.id ? resumedAt : {}) })
+        if (root && root.id !== first.id) tx.update(this.ref(root.id), resumedAt)
         for (const event of relaunch.events) chain.write(ctx, event)
       } else {
         chain.write(ctx, {

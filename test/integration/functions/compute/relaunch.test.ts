@@ -82,6 +82,21 @@ describe('compute: POST /runs/{id}/relaunch', async () => {
     expect((await w.api('GET', `/runs/${first.id}`)).body.relaunches).toEqual([resumed.body.id])
   })
 
+  it('lets one resume of a session work at a time: of two sent together one is made, the other is a 409 until it ends', async () => {
+    const first = await failed({ pipeline_id: hello, params: {} })
+    const answers = await Promise.all([relaunch(first.id, { resume: true }), relaunch(first.id, { resume: true, tags: ['b'] })])
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409])
+    const made = answers.find((a) => a.status === 201)!
+    expect(answers.find((a) => a.status === 409)!.body.detail).toBe(
+      `run ${made.body.name} is queued in the work session of run ${first.name}; resume once it has ended, or relaunch afresh now`,
+    )
+    // The resumed run itself failing and being resumed: the session's first run is not at work any more.
+    await w.deps.runs.applyJobState(made.body.id, { status: 'failed', at: new Date(), error_message: 'again', source: 'test' })
+    expect((await relaunch(first.id, { resume: true })).status).toBe(201)
+    // Relaunching afresh never waits.
+    expect((await relaunch(first.id, {})).status).toBe(201)
+  })
+
   it('is idempotent like POST /runs: a retry answers the first relaunch, the key with another request is a 409', async () => {
     const first = await submit({ pipeline_id: hello, params: {} })
     const key = `relaunch-${rand()}`

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { applyParamsPatch, decideRelaunch, type RelaunchCommand, type RelaunchSource } from '../../../../domain/runs/relaunch.js'
+import { applyParamsPatch, decideRelaunch, type RelaunchCommand, type RelaunchSource, type SessionState } from '../../../../domain/runs/relaunch.js'
 import { RUN_STATUSES, TERMINAL, type RunStatus } from '../../../../domain/runs/status.js'
 
 const first = (over: Partial<RelaunchSource> = {}): RelaunchSource => ({
@@ -19,13 +19,20 @@ const first = (over: Partial<RelaunchSource> = {}): RelaunchSource => ({
 const cmd = (over: Partial<RelaunchCommand> = {}): RelaunchCommand => ({ resume: false, run: { id: 'r2', name: 'steps-local-2' }, ...over })
 
 describe('decideRelaunch', () => {
-  const refusals: Array<[string, Partial<RelaunchSource>, Partial<RelaunchCommand>, string]> = [
-    ['a resume of a queued run', { status: 'queued' }, { resume: true }, 'still queued'],
-    ['a resume of a running run', { status: 'running' }, { resume: true }, 'still running'],
-    ['a resume of a run without a work session', { work_session: undefined }, { resume: true }, 'without resume'],
+  const refusals: Array<[string, Partial<RelaunchSource>, Partial<RelaunchCommand>, SessionState, string]> = [
+    ['a resume of a queued run', { status: 'queued' }, { resume: true }, {}, 'still queued'],
+    ['a resume of a running run', { status: 'running' }, { resume: true }, {}, 'still running'],
+    ['a resume of a run without a work session', { work_session: undefined }, { resume: true }, {}, 'without resume'],
+    [
+      'a resume while another run of the session is at work',
+      {},
+      { resume: true },
+      { active: { name: 'steps-local-3', status: 'running' } },
+      'run steps-local-3 is running in the work session of run steps-local-20261126T140000Z',
+    ],
   ]
-  it.each(refusals)('refuses %s with a 409', (_, state, command, detail) => {
-    const d = decideRelaunch(first(state), cmd(command))
+  it.each(refusals)('refuses %s with a 409', (_, state, command, session, detail) => {
+    const d = decideRelaunch(first(state), cmd(command), session)
     expect(d.ok).toBe(false)
     if (!d.ok) {
       expect(d.refusal.kind).toBe('conflict')
@@ -56,7 +63,8 @@ describe('decideRelaunch', () => {
     ['relaunches a running run afresh (only resume waits for the end)', { status: 'running' }, {}, { work_session: 'r2' }],
   ]
   it.each(plans)('%s', (_, state, command, expected) => {
-    const d = decideRelaunch(first(state), cmd(command))
+    // A run at work in the session matters to a resume only.
+    const d = decideRelaunch(first(state), cmd(command), command.resume ? {} : { active: { name: 'other', status: 'running' } })
     expect(d.ok).toBe(true)
     if (d.ok) expect(d.changes).toMatchObject(expected)
   })
@@ -77,11 +85,12 @@ describe('decideRelaunch', () => {
   const params = fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.jsonValue(), { maxKeys: 6 })
   const status = fc.constantFrom<RunStatus>(...RUN_STATUSES)
 
-  it('property: a resume is allowed exactly when the first run has ended and has a work session, and then keeps it', () => {
+  it('property: a resume is allowed exactly when the first run has ended in a work session no run is at work in, and then keeps it', () => {
+    const active = fc.option(fc.record({ name: fc.string(), status: fc.constantFrom<RunStatus>('queued', 'running') }), { nil: undefined })
     fc.assert(
-      fc.property(status, fc.option(fc.uuid(), { nil: undefined }), (s, session) => {
-        const d = decideRelaunch(first({ status: s, work_session: session }), cmd({ resume: true }))
-        expect(d.ok).toBe(TERMINAL.has(s) && session !== undefined)
+      fc.property(status, fc.option(fc.uuid(), { nil: undefined }), active, (s, session, other) => {
+        const d = decideRelaunch(first({ status: s, work_session: session }), cmd({ resume: true }), { active: other })
+        expect(d.ok).toBe(TERMINAL.has(s) && session !== undefined && other === undefined)
         if (d.ok) expect(d.changes.work_session).toBe(session)
       }),
     )
@@ -106,9 +115,10 @@ describe('decideRelaunch', () => {
         if (!d.ok) throw new Error('refused')
         const next = applyParamsPatch(p, patch)
         const keys = [...new Set([...Object.keys(p), ...Object.keys(next)])]
-        const differ = keys.filter((k) => JSON.stringify(p[k]) !== JSON.stringify(next[k])).map((k) => `params.${k}`)
+        const own = (o: Record<string, unknown>, k: string) => (Object.hasOwn(o, k) ? o[k] : undefined)
+        const differ = keys.filter((k) => JSON.stringify(own(p, k)) !== JSON.stringify(own(next, k))).map((k) => `params.${k}`)
         expect([...d.changes.changed].sort()).toEqual(differ.sort())
-        for (const [k, v] of Object.entries(patch)) expect(next[k]).toEqual(v === null ? undefined : v)
+        for (const [k, v] of Object.entries(patch)) expect(own(next, k)).toEqual(v === null ? undefined : v)
       }),
     )
   })
