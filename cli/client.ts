@@ -31,6 +31,7 @@ export type Run = ComputeSchemas['Run']
 export type RunStatus = ComputeSchemas['RunStatus']
 export type RunOutput = ComputeSchemas['RunOutput']
 export type SubmitRun = ComputeSchemas['SubmitRun']
+export type RelaunchRun = ComputeSchemas['RelaunchRun']
 export type FileEntry = FilesComponents['schemas']['File']
 export type SignedUrl = FilesComponents['schemas']['SignedUrl']
 export type CreateUploadUrl = FilesComponents['schemas']['CreateUploadUrl']
@@ -397,6 +398,17 @@ export class PlatformClient {
       await (
         await this.compute
       ).POST('/api/v1/runs', { params: { header: { ...projectHeader(project), 'idempotency-key': idempotencyKey } }, body: run }),
+    )
+  }
+
+  async relaunchRun(project: string, id: string, request: RelaunchRun, idempotencyKey: string): Promise<Run> {
+    return body(
+      await (
+        await this.compute
+      ).POST('/api/v1/runs/{id}/relaunch', {
+        params: { header: { ...projectHeader(project), 'idempotency-key': idempotencyKey }, path: { id } },
+        body: request,
+      }),
     )
   }
 

@@ -17,6 +17,7 @@ import { register as projectsList } from './commands/projects/list.js'
 import { register as runsCancel } from './commands/runs/cancel.js'
 import { register as runsList } from './commands/runs/list.js'
 import { register as runsOutputs } from './commands/runs/outputs.js'
+import { register as runsRelaunch } from './commands/runs/relaunch.js'
 import { register as runsStatus } from './commands/runs/status.js'
 import { register as runsSubmit } from './commands/runs/submit.js'
 import { register as runsWatch } from './commands/runs/watch.js'
@@ -131,13 +132,14 @@ export function buildProgram(cli: Cli): Command {
 
   const runs = program
     .command('runs')
-    .description('Submit, follow, list and cancel runs')
+    .description('Submit, follow, list, relaunch and cancel runs')
     .addHelpText('after', examples('platform runs submit hello-local --watch', 'platform runs list', 'platform runs status <run id or name>'))
   runsSubmit(runs, cli)
   runsStatus(runs, cli)
   runsWatch(runs, cli)
   runsList(runs, cli)
   runsOutputs(runs, cli)
+  runsRelaunch(runs, cli)
   runsCancel(runs, cli)
 
   const files = program

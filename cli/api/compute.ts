@@ -139,6 +139,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{id}/relaunch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Relaunch a run: a new run of the same pipeline version with every setting of the first (params, tags, profile, order), changed as the body says; resume: true continues the first run's work session */
+        post: operations["relaunchRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -281,6 +298,17 @@ export interface components {
             /** @description Why a run is still queued (quota, permissions, connectivity) */
             status_reason?: string;
             created_by: string;
+            /** @description The id of the run whose work session (work directory in the bucket, Nextflow session, Cromwell call cache) this run works in: its own, or, for a resumed relaunch, its first run's. Absent on runs submitted before relaunch existed, which cannot be resumed */
+            work_session?: string;
+            /** @description The run this one relaunches, and whether it resumed it */
+            relaunched_from?: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                resume: boolean;
+            };
+            /** @description The ids of this run's relaunches, oldest first */
+            relaunches: string[];
         };
         /** @enum {string} */
         RunStatus: "queued" | "running" | "succeeded" | "failed" | "cancelled";
@@ -310,6 +338,26 @@ export interface components {
             size: number;
             updated: string;
             content_type?: string;
+        };
+        RelaunchRun: {
+            /**
+             * @description Continue the first run's work session, so that the engine reuses the tasks it completed (Nextflow -resume, Cromwell call caching); only once the first run has ended (409 before)
+             * @default false
+             */
+            resume?: boolean;
+            /**
+             * @description Changes to the first run's params, as a JSON Merge Patch (RFC 7396): a value replaces the param, null removes it; checked against the pipeline
+             * @example {
+             *       "fail_at": null
+             *     }
+             */
+            params?: {
+                [key: string]: unknown;
+            };
+            /** @description Replaces the first run's tags */
+            tags?: string[];
+            /** @description Replaces the first run's profile */
+            profile?: string;
         };
     };
     responses: {
@@ -1113,6 +1161,85 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
+    relaunchRun: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+                /** @description A retried submission with the same key and body returns the first run instead of making another (kept 24 hours) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RelaunchRun"];
+            };
+        };
+        responses: {
+            /** @description The new run, queued; relaunched_from names the first */
+            201: {
+                headers: {
+                    /** @description true when this answers a retried request */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

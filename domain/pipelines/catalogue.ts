@@ -7,7 +7,7 @@ import { TRIO_LOCAL_SCRIPT } from './trio-local.js'
 /**
  * The platform-wide catalogue: the four pipelines the spec pre-registers, and two that really run
  * on the host under the local suite's executor (hello-local succeeds with a result file,
- * fail-local fails with a message, trio-local writes an annotated trio VCF from an order's samplesheet). Several versions of nextflow-minimal and hereditary-mock
+ * fail-local fails with a message, steps-local runs four steps that a resumed relaunch reuses, trio-local writes an annotated trio VCF from an order's samplesheet). Several versions of nextflow-minimal and hereditary-mock
  * show that "latest" is the highest semantic version, not the newest document.
  *
  * Container jobs see the run through the environment of lib/batch/jobs.ts (runEnvironment,
@@ -16,6 +16,32 @@ import { TRIO_LOCAL_SCRIPT } from './trio-local.js'
  * written before the pipeline starts) and PARAM_<NAME> per param (strings as they are, other
  * values as JSON).
  */
+
+/**
+ * steps-local: each step writes its output into the session's work folder (PLATFORM_WORK_DIR),
+ * whole or not at all (a temporary file renamed), and a resumed run (PLATFORM_RESUME set) reuses
+ * the output of each step that has one, like a task found in Nextflow's cache.
+ */
+const STEPS_LOCAL_SCRIPT = [
+  'set -eu',
+  'mkdir -p "$PLATFORM_WORK_DIR" "$PLATFORM_OUTPUT_DIR"',
+  'prev=""',
+  'for step in 1 2 3 4; do',
+  '  out="${PLATFORM_WORK_DIR}step-$step.out"',
+  '  if [ -n "${PLATFORM_RESUME:-}" ] && [ -f "$out" ]; then',
+  '    echo "steps-local: step $step reused from the work folder"',
+  '    echo "$step reused" >> "${PLATFORM_OUTPUT_DIR}steps.txt"',
+  '  else',
+  '    echo "steps-local: step $step running"',
+  '    if [ "${PARAM_FAIL_AT:-0}" = "$step" ]; then echo "steps-local: step $step failed (fail_at=$step)" >&2; exit 1; fi',
+  '    { if [ -n "$prev" ]; then cat "$prev"; fi; echo "step $step by run $PLATFORM_RUN_ID"; } > "$out.tmp"',
+  '    mv "$out.tmp" "$out"',
+  '    echo "$step ran" >> "${PLATFORM_OUTPUT_DIR}steps.txt"',
+  '  fi',
+  '  prev="$out"',
+  'done',
+  'cp "$prev" "${PLATFORM_OUTPUT_DIR}result.txt"',
+].join('\n')
 
 const NEXTFLOW_IMAGE = 'nextflow/nextflow:24.10.0'
 const CROMWELL_IMAGE = 'broadinstitute/cromwell:87'
@@ -209,6 +235,21 @@ task hello {
     additional_params: false,
     entrypoint: '/bin/sh',
     commands: ['-c', 'echo "fail-local: this pipeline always fails (exit status 3), to show a failed run" >&2; exit 3'],
+    resources: { cpu_milli: 250, memory_mib: 128, max_run_duration_seconds: 300 },
+  },
+  {
+    slug: 'steps-local',
+    name: 'Four steps, resumable (runs on the local suite)',
+    type: 'container_entrypoint',
+    container: 'docker.io/library/busybox:1.36',
+    version: '1.0.0',
+    tags: ['local', 'demo', 'resume'],
+    description:
+      "Runs four steps, each reading the one before from the work folder, and records in steps.txt which ran and which were reused; fail_at makes a step fail. A resumed relaunch (POST /runs/{id}/relaunch with resume: true) reuses the steps its first run completed, as Nextflow's -resume does. Runs on the host under the local suite.",
+    inputs: [{ name: 'fail_at', type: 'integer', required: false, description: 'The step (1 to 4) that fails; 0: none', default: 0 }],
+    additional_params: false,
+    entrypoint: '/bin/sh',
+    commands: ['-c', STEPS_LOCAL_SCRIPT],
     resources: { cpu_milli: 250, memory_mib: 128, max_run_duration_seconds: 300 },
   },
   {

@@ -28,6 +28,8 @@ export type RunForJob = Pick<
   | 'profile'
   | 'bucket_name'
   | 'service_account_email'
+  | 'work_session'
+  | 'relaunched_from'
 >
 
 /** A pipeline that cannot become a job (no workflow source, a source in another bucket): the run fails with this message. */
@@ -54,8 +56,18 @@ export function runIdOfJob(job: { name?: string | null; labels?: Record<string, 
 export const PLATFORM_LABEL = 'pipeline-platform'
 export const mountPathOf = (bucket: string) => `/mnt/disks/${bucket}`
 export const outputDirOf = (bucket: string, runId: string) => `${mountPathOf(bucket)}/runs/${runId}/`
-/** Nextflow's work folder: in the bucket, beside (not inside) the outputs a user lists. */
-export const workDirOf = (bucket: string, runId: string) => `${mountPathOf(bucket)}/work/${runId}/`
+/**
+ * A work session's folder: in the bucket, beside (not inside) the outputs a user lists, named by the
+ * session (the run that began it), so that a resumed relaunch works where its first run worked.
+ */
+export const workDirOf = (bucket: string, session: string) => `${mountPathOf(bucket)}/work/${session}/`
+/** Nextflow's cloud cache of a session (NXF_CLOUDCACHE_PATH): the task cache lives on with the work folder, not on the VM. */
+export const nextflowCacheOf = (bucket: string, session: string) => `gs://${bucket}/work/${session}/.nextflow-cache`
+
+/** The work session a run works in: its own (named by its id) unless it resumes another's; runs from before sessions had their id. */
+export const sessionOf = (run: Pick<RunForJob, 'id' | 'work_session'>) => run.work_session ?? run.id
+/** Whether the run continues its session's cached work: a resumed relaunch. */
+export const resumes = (run: Pick<RunForJob, 'relaunched_from'>) => run.relaunched_from?.resume === true
 
 export function buildRunJob(settings: JobSettings, run: RunForJob): CreateJobRequest {
   const jobId = jobIdForRun(run.id)
@@ -128,6 +140,9 @@ export function runEnvironment(run: RunForJob): Record<string, string> {
     PLATFORM_OUTPUT_DIR: outputDir,
     PLATFORM_OUTPUT_URI: outputLocation(run.bucket_name, run.id),
     PLATFORM_PARAMS_FILE: `${outputDir}params.json`,
+    PLATFORM_WORK_DIR: workDirOf(run.bucket_name, sessionOf(run)),
+    // Set only on a resumed relaunch: the session whose completed work may be reused.
+    ...(resumes(run) ? { PLATFORM_RESUME: sessionOf(run) } : {}),
     ...(run.profile ? { PLATFORM_PROFILE: run.profile } : {}),
   }
 }
@@ -223,7 +238,9 @@ export function nextflowScript(run: RunForJob): string {
     '-params-file "$PLATFORM_PARAMS_FILE"',
     // The run's output location wins over any outdir in the params: outputs are listed there.
     '--outdir "${PLATFORM_OUTPUT_DIR}results"',
-    `-work-dir ${shq(workDirOf(run.bucket_name, run.id))}`,
+    '-work-dir "$PLATFORM_WORK_DIR"',
+    // The session id is the platform's (NXF_UUID below), so a resume names it without the history file of a VM long gone.
+    ...(resumes(run) ? ['-resume "$PLATFORM_RESUME"'] : []),
     '-with-trace "${PLATFORM_OUTPUT_DIR}trace.txt"',
     '-with-report "${PLATFORM_OUTPUT_DIR}report.html"',
     '-ansi-log false',
@@ -231,8 +248,11 @@ export function nextflowScript(run: RunForJob): string {
   return [
     'set -euo pipefail',
     `command -v nextflow >/dev/null 2>&1 || { ${missingEngine('nextflow', 'direct_nextflow', e.container)}; }`,
-    // .nextflow/ history and caches stay in a scratch folder, not among the outputs.
+    // .nextflow/ history stays in a scratch folder, not among the outputs; the task cache is in the
+    // bucket with the work folder (Nextflow's cloud cache), under the session id the platform
+    // chose, which a resume names without a history file (NXF_IGNORE_RESUME_HISTORY).
     'cd "$(mktemp -d)"',
+    `export NXF_UUID=${shq(sessionOf(run))} NXF_CLOUDCACHE_PATH=${shq(nextflowCacheOf(run.bucket_name, sessionOf(run)))} NXF_IGNORE_RESUME_HISTORY=true`,
     args.join(' '),
   ].join('\n')
 }
@@ -262,9 +282,33 @@ export function wdlFetch(run: RunForJob): string {
 }
 
 /**
+ * Cromwell's configuration for call caching across the runs of a work session: the executions and
+ * the call-cache database live on with the session's work folder in the bucket (HOCON reads
+ * PLATFORM_WORK_DIR and CROMWELL_DB_DIR from the environment, which the local executor maps too).
+ * The database is a file HSQLDB, worked on in a local copy and saved back when Cromwell exits:
+ * a database's random writes and locks do not belong on a bucket mount.
+ */
+export const CROMWELL_CONF = [
+  'include required(classpath("application"))',
+  'call-caching { enabled = true, invalidate-bad-cache-results = true }',
+  'backend.providers.Local.config.root = ${PLATFORM_WORK_DIR}"cromwell-executions"',
+  'database {',
+  '  profile = "slick.jdbc.HsqldbProfile$"',
+  '  db {',
+  '    driver = "org.hsqldb.jdbcDriver"',
+  '    url = "jdbc:hsqldb:file:"${CROMWELL_DB_DIR}"/cromwell;shutdown=false;hsqldb.default_table_type=cached;hsqldb.tx=mvcc;hsqldb.large_data=true;hsqldb.lob_compressed=true;hsqldb.script_format=3"',
+  '    connectionTimeout = 120000',
+  '    numThreads = 1',
+  '  }',
+  '}',
+].join('\n')
+
+/**
  * Cromwell in single-workflow mode: fetch the WDL, validate it (womtool when the image has it;
  * otherwise Cromwell parses and validates it before running), run it with the inputs JSON and
- * keep the metadata JSON, the outputs and the logs in the run's output folder.
+ * keep the metadata JSON, the outputs and the logs in the run's output folder. Every run writes
+ * its calls to its session's call cache; a resumed relaunch also reads them (read_from_cache), so
+ * the calls its first run completed are not run again.
  */
 export function cromwellScript(run: RunForJob): string {
   const e = run.execution
@@ -275,6 +319,14 @@ export function cromwellScript(run: RunForJob): string {
     'elif [ -f /app/cromwell.jar ]; then CROMWELL="java -jar /app/cromwell.jar"',
     `else ${missingEngine('cromwell', 'direct_wdl', e.container)}; fi`,
     'cd "$(mktemp -d)"',
+    writeFileLine(CROMWELL_CONF, 'cromwell.conf'),
+    'mkdir -p "${PLATFORM_WORK_DIR}cromwell-executions" "${PLATFORM_WORK_DIR}cromwell-db"',
+    'export CROMWELL_DB_DIR="$PWD/cromwell-db"',
+    'cp -R "${PLATFORM_WORK_DIR}cromwell-db/." "$CROMWELL_DB_DIR/" 2>/dev/null || mkdir -p "$CROMWELL_DB_DIR"',
+    // Saved back whatever the outcome: a failed run's completed calls are what a resume reuses.
+    `trap 'cp -R "$CROMWELL_DB_DIR/." "\${PLATFORM_WORK_DIR}cromwell-db/"' EXIT`,
+    // The JVM reads it whichever way Cromwell is started (a wrapper script or java -jar).
+    'export JAVA_TOOL_OPTIONS="-Dconfig.file=$PWD/cromwell.conf ${JAVA_TOOL_OPTIONS:-}"',
     fetch,
     ...(e.workflow?.url ? ['cp workflow.wdl "${PLATFORM_OUTPUT_DIR}workflow.wdl"'] : []),
     `WF="$(sed -n 's/^[[:space:]]*workflow[[:space:]][[:space:]]*\\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' workflow.wdl | head -n 1)"`,
@@ -284,7 +336,7 @@ export function cromwellScript(run: RunForJob): string {
     'if command -v womtool >/dev/null 2>&1; then womtool validate workflow.wdl -i inputs.json',
     'elif [ -f /app/womtool.jar ]; then java -jar /app/womtool.jar validate workflow.wdl -i inputs.json',
     'else echo "womtool not in the image: cromwell validates the WDL as it parses it"; fi',
-    `printf '{"final_workflow_outputs_dir":"%soutputs","use_relative_output_paths":true,"final_workflow_log_dir":"%slogs","final_call_logs_dir":"%scall-logs"}' "$PLATFORM_OUTPUT_DIR" "$PLATFORM_OUTPUT_DIR" "$PLATFORM_OUTPUT_DIR" > options.json`,
+    `printf '{"final_workflow_outputs_dir":"%soutputs","use_relative_output_paths":true,"final_workflow_log_dir":"%slogs","final_call_logs_dir":"%scall-logs","write_to_cache":true,"read_from_cache":${resumes(run)}}' "$PLATFORM_OUTPUT_DIR" "$PLATFORM_OUTPUT_DIR" "$PLATFORM_OUTPUT_DIR" > options.json`,
     '$CROMWELL run workflow.wdl --inputs inputs.json --options options.json --metadata-output "${PLATFORM_OUTPUT_DIR}metadata.json"',
   ].join('\n')
 }

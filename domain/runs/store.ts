@@ -9,6 +9,8 @@ import { paginate, type Page, type PageQuery } from '../../lib/pagination.js'
 import { directReads, type DocReader } from '../../lib/reads.js'
 import { failureOf, type RunFailure } from './failure.js'
 import { advance, TERMINAL, type RunStatus } from './status.js'
+import { orRefuse } from '../../lib/decision.js'
+import { decideRelaunch, type RelaunchCommand } from './relaunch.js'
 import { executionOf, type PipelineExecution, type PipelineType } from '../pipelines/model.js'
 
 /**
@@ -72,6 +74,19 @@ export interface RunRecord {
   ingestion_pending?: boolean
   /** The ingestion of the run's VCF into its order's variant cache. */
   ingestion_id?: string
+  /**
+   * The work session the run works in: the id of the run that began it (the run's own id, or, for a
+   * resumed relaunch, its first run's session). It names the work directory in the bucket and is
+   * Nextflow's session id, so a resume finds the cache and the task folders. Absent on runs
+   * submitted before relaunch existed, which cannot be resumed.
+   */
+  work_session?: string
+  /** The run this one relaunches, and whether it resumed it. */
+  relaunched_from?: { id: string; name: string; resume: boolean }
+  /** The ids of this run's relaunches, oldest first. */
+  relaunches?: string[]
+  /** When a run last resumed the work session this run began: written by every resume, so that resumes of one session take turns. */
+  session_resumed_at?: Timestamp
 }
 
 /** Where a run's outputs live. */
@@ -113,6 +128,12 @@ export interface SubmitInput {
   created_by: string
   /** The client's Idempotency-Key and a hash of the request it came with. */
   idempotency?: { key: string; requestHash: string }
+  /**
+   * Makes the run a relaunch of a run of the project (`of`): its settings come from that run, read
+   * in the transaction and changed as decideRelaunch says; `params`, `tags` and `profile` above are
+   * then ignored, and the pipeline gives only its id.
+   */
+  relaunch?: Omit<RelaunchCommand, 'run'> & { of: string }
 }
 
 export interface RunFilters {
@@ -238,31 +259,61 @@ export class RunStore {
       }
       // Claimed once: a retried transaction keeps the run's id and its name.
       name ??= await this.claimName(input.project.id, id, `${input.pipeline.slug}-${runTimestamp(now.toDate())}`, now)
+      const first = input.relaunch ? RunStore.data(await tx.get(this.ref(input.relaunch.of))) : undefined
+      if (input.relaunch && first?.project_id !== input.project.id) throw notFound('run')
+      // A resume reads its session's root run (every resume of the session writes it, so two resumes
+      // sent together take turns) and then whether a run of the session is still at work.
+      const session = first && input.relaunch?.resume && first.work_session ? first.work_session : undefined
+      const root = session && session !== first?.id ? RunStore.data(await tx.get(this.ref(session))) : first
+      const active = session
+        ? (
+            await tx.get(
+              this.db
+                .col('runs')
+                .where('project_id', '==', input.project.id)
+                .where('work_session', '==', session)
+                .where('status', 'in', ['queued', 'running'])
+                .limit(1),
+            )
+          ).docs[0]?.data()
+        : undefined
+      const relaunch =
+        first && input.relaunch
+          ? orRefuse(
+              decideRelaunch(first, { ...input.relaunch, run: { id, name } }, { active: active && { name: active.name, status: active.status } }),
+            )
+          : undefined
       const link = input.link ? await input.link.read(tx) : undefined
       const chain = await this.audit.prepareMany(tx, [
         { project_id: input.project.id, entity: { type: 'run', id } },
         ...(link?.audit ? [link.audit] : []),
+        ...(first ? [{ project_id: first.project_id, entity: { type: 'run', id: first.id } }] : []),
       ])
+      const plan = relaunch?.changes
       const run: RunRecord = {
         id,
         project_id: input.project.id,
         org_id: input.project.org_id,
         name,
         status: 'queued',
-        pipeline_id: input.pipeline.id,
-        pipeline_slug: input.pipeline.slug,
-        pipeline_version: input.pipeline.version,
-        pipeline_type: input.pipeline.type,
-        execution: executionOf(input.pipeline),
-        order_id: link?.order_id ?? input.order_id,
-        order_accession: link?.order_accession,
-        params: input.params,
-        tags: input.tags,
-        profile: input.profile ?? input.pipeline.default_profile,
+        pipeline_id: first?.pipeline_id ?? input.pipeline.id,
+        pipeline_slug: first?.pipeline_slug ?? input.pipeline.slug,
+        pipeline_version: first?.pipeline_version ?? input.pipeline.version,
+        pipeline_type: first?.pipeline_type ?? input.pipeline.type,
+        // A relaunch runs what the first run ran, even if the pipeline version was overwritten since.
+        execution: first?.execution ?? executionOf(input.pipeline),
+        order_id: link?.order_id ?? first?.order_id ?? input.order_id,
+        order_accession: link?.order_accession ?? first?.order_accession,
+        params: plan?.params ?? input.params,
+        tags: plan?.tags ?? input.tags,
+        profile: plan ? plan.profile : (input.profile ?? input.pipeline.default_profile),
+        work_session: plan?.work_session ?? id,
+        ...(plan ? { relaunched_from: plan.relaunched_from } : {}),
         created: now,
         created_by: input.created_by,
         idempotency_key: input.idempotency?.key,
-        bucket_name: input.project.bucket_name,
+        // A resume works in the first run's work directory, in the first run's bucket.
+        bucket_name: first?.bucket_name ?? input.project.bucket_name,
         service_account_email: input.project.service_account_email,
         dispatch: { attempts: 0, published: false },
         updated: now,
@@ -281,13 +332,20 @@ export class RunStore {
         }
         this.db.writeIfUnchanged(tx, keySnap, record)
       }
-      chain.write(ctx, {
-        action: 'run.submitted',
-        org_id: run.org_id,
-        project_id: run.project_id,
-        entity: { type: 'run', id, parent: run.pipeline_id },
-        change: { to: 'queued' },
-      })
+      if (first && relaunch) {
+        const resumedAt = session ? { session_resumed_at: now } : {}
+        tx.update(this.ref(first.id), { relaunches: FieldValue.arrayUnion(id), updated: now, ...(root?.id === first.id ? resumedAt : {}) })
+        if (root && root.id !== first.id) tx.update(this.ref(root.id), resumedAt)
+        for (const event of relaunch.events) chain.write(ctx, event)
+      } else {
+        chain.write(ctx, {
+          action: 'run.submitted',
+          org_id: run.org_id,
+          project_id: run.project_id,
+          entity: { type: 'run', id, parent: run.pipeline_id },
+          change: { to: 'queued' },
+        })
+      }
       link?.write(tx, run, (event) => chain.write(ctx, event))
       return { run, replayed: false }
     })

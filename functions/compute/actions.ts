@@ -5,14 +5,15 @@ import { auditContext } from '../../lib/http.js'
 import { sha256, UUID_RE } from '../../lib/ids.js'
 import { gsUri, parseGsUri } from '../../lib/storage.js'
 import { paramProblems } from '../../domain/pipelines/params.js'
+import { applyParamsPatch } from '../../domain/runs/relaunch.js'
 import { dispatchRun, releaseJob } from '../../domain/runs/lifecycle.js'
 import { TERMINAL } from '../../domain/runs/status.js'
 import { outputLocation, type RunRecord } from '../../domain/runs/store.js'
 import type { ComputeDeps, ComputeEnv } from './deps.js'
-import type { SubmitRun } from './schemas.js'
+import type { RelaunchRun, SubmitRun } from './schemas.js'
 
 /**
- * Submitting and cancelling a run and listing its outputs, written once for the API (POST /runs, DELETE /runs/{id}) and
+ * Submitting, relaunching and cancelling a run and listing its outputs, written once for the API (POST /runs, DELETE /runs/{id}) and
  * the console's pages: the request's project and caller (`project`, `principal`) are already
  * checked, by `requires` on the API and by the console's page checks, for the same permissions.
  */
@@ -25,6 +26,9 @@ export class ParamsInvalid extends ApiError {
   }
 }
 
+const noCredentials = (slug: string) =>
+  `project '${slug}' has no cloud credentials configured; a project admin must set its service account (admin service: project credentials) before runs can be submitted`
+
 /**
  * Records a queued run and dispatches it. With an idempotency key, a repeat of the same request
  * answers the first run (`replayed`), and is dispatched again only if the first never was.
@@ -34,11 +38,7 @@ export async function submitRun(c: Context<ComputeEnv>, body: SubmitRun, idempot
   const project = c.get('project')
   const pipeline = await deps.pipelines.get(project.id, body.pipeline_id)
   if (!pipeline) throw notFound('pipeline')
-  if (!project.credentials) {
-    throw badRequest(
-      `project '${project.slug}' has no cloud credentials configured; a project admin must set its service account (admin service: project credentials) before runs can be submitted`,
-    )
-  }
+  if (!project.credentials) throw badRequest(noCredentials(project.slug))
   const problems = paramProblems(pipeline, body.params, { projectBucket: project.bucket_name, sharedBuckets: deps.config.storage.sharedBuckets })
   if (problems.length) throw new ParamsInvalid(problems)
   // An order is named by id or accession; the link re-reads it in the run's transaction.
@@ -58,6 +58,52 @@ export async function submitRun(c: Context<ComputeEnv>, body: SubmitRun, idempot
     link: order ? deps.orders.runLink(project, order) : undefined,
     created_by: c.get('principal').user.id,
     idempotency: idempotencyKey ? { key: idempotencyKey, requestHash: sha256(canonicalJson(body)) } : undefined,
+  })
+  if (!replayed || !run.dispatch.published) await dispatchRun(deps, run)
+  return { run, replayed }
+}
+
+/**
+ * Relaunches a run of the project (404 for another's): a new run of the same pipeline version with
+ * the first run's settings, changed as the body says (domain/runs/relaunch.ts). Changed params are
+ * checked against the pipeline as a submission's are; unchanged ones are the first run's, which
+ * were checked when it was submitted (a later forced overwrite of the version does not block them).
+ * Idempotent like a submission, the key shared with POST /runs (another request under it is a 409).
+ */
+export async function relaunchRun(
+  c: Context<ComputeEnv>,
+  id: string,
+  body: RelaunchRun,
+  idempotencyKey?: string,
+): Promise<{ run: RunRecord; replayed: boolean }> {
+  const deps = c.get('deps')
+  const project = c.get('project')
+  const first = UUID_RE.test(id) ? await deps.runs.get(project.id, id) : undefined
+  if (!first) throw notFound('run')
+  const pipeline = await deps.pipelines.get(project.id, first.pipeline_id)
+  if (!pipeline) throw notFound('pipeline')
+  if (!project.credentials) throw badRequest(noCredentials(project.slug))
+  if (body.params && Object.keys(body.params).length) {
+    const params = applyParamsPatch(first.params, body.params)
+    const problems = paramProblems(pipeline, params, { projectBucket: project.bucket_name, sharedBuckets: deps.config.storage.sharedBuckets })
+    if (problems.length) throw new ParamsInvalid(problems)
+  }
+  // The order is the first run's: its link re-reads it in the run's transaction (a completed order takes no more runs).
+  const order = first.order_id ? await deps.orders.resolve(project.id, first.order_id) : undefined
+  const { run, replayed } = await deps.runs.submit(auditContext(c), {
+    project: {
+      id: project.id,
+      org_id: project.org_id,
+      bucket_name: project.bucket_name,
+      service_account_email: project.credentials.service_account_email,
+    },
+    pipeline,
+    params: {},
+    tags: [],
+    link: order ? deps.orders.runLink(project, order) : undefined,
+    created_by: c.get('principal').user.id,
+    idempotency: idempotencyKey ? { key: idempotencyKey, requestHash: sha256(canonicalJson({ relaunch: first.id, ...body })) } : undefined,
+    relaunch: { of: first.id, resume: body.resume, params: body.params, tags: body.tags, profile: body.profile },
   })
   if (!replayed || !run.dispatch.published) await dispatchRun(deps, run)
   return { run, replayed }

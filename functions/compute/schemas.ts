@@ -179,8 +179,38 @@ export const Run = z
     error_message: z.string().optional(),
     status_reason: z.string().optional().openapi({ description: 'Why a run is still queued (quota, permissions, connectivity)' }),
     created_by: z.string(),
+    work_session: z.string().optional().openapi({
+      description:
+        "The id of the run whose work session (work directory in the bucket, Nextflow session, Cromwell call cache) this run works in: its own, or, for a resumed relaunch, its first run's. Absent on runs submitted before relaunch existed, which cannot be resumed",
+    }),
+    relaunched_from: z
+      .object({ id: z.string().uuid(), name: z.string(), resume: z.boolean() })
+      .optional()
+      .openapi({ description: 'The run this one relaunches, and whether it resumed it' }),
+    relaunches: z.array(z.string().uuid()).openapi({ description: "The ids of this run's relaunches, oldest first" }),
   })
   .openapi('Run')
+
+export const RelaunchRun = z
+  .object({
+    resume: z.boolean().default(false).openapi({
+      description:
+        "Continue the first run's work session, so that the engine reuses the tasks it completed (Nextflow -resume, Cromwell call caching); only once the first run has ended (409 before)",
+    }),
+    params: z
+      .record(z.string(), z.unknown())
+      .superRefine(storable(PARAMS_LIMITS))
+      .optional()
+      .openapi({
+        description:
+          "Changes to the first run's params, as a JSON Merge Patch (RFC 7396): a value replaces the param, null removes it; checked against the pipeline",
+        example: { fail_at: null },
+      }),
+    tags: z.array(z.string().min(1).max(100)).max(50).optional().openapi({ description: "Replaces the first run's tags" }),
+    profile: z.string().min(1).max(200).optional().openapi({ description: "Replaces the first run's profile" }),
+  })
+  .openapi('RelaunchRun')
+export type RelaunchRun = z.infer<typeof RelaunchRun>
 
 export const SubmitRun = z
   .object({

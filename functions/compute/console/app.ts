@@ -21,6 +21,7 @@ export function linksOf(c: Context<ComputeEnv>, project: ConsoleProject['project
     },
     run: (id) => `${base}/runs/${id}`,
     cancel: (id) => `${base}/runs/${id}/cancel`,
+    relaunch: (id) => `${base}/runs/${id}/relaunch`,
     download: (id, path) => `${base}/runs/${id}/download?${new URLSearchParams({ path }).toString()}`,
     pipelines: () => `${base}/pipelines`,
     pipeline: (id) => `${base}/pipelines/${id}`,
@@ -29,6 +30,9 @@ export function linksOf(c: Context<ComputeEnv>, project: ConsoleProject['project
     history: (id) => (principal ? historyUrl(config, { principal, project }, 'run', id) : undefined),
   }
 }
+
+/** An Idempotency-Key as the API takes one, posted by the launch and relaunch forms. */
+export const KEY_RE = /^[\x21-\x7e]{1,255}$/
 
 /**
  * The console's project is the request's project for the code the API shares (actions.ts reads

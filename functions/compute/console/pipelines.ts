@@ -21,7 +21,7 @@ import type { PipelineRecord } from '../../../domain/pipelines/model.js'
 import { ParamsInvalid, submitRun } from '../actions.js'
 import type { ComputeEnv } from '../deps.js'
 import { SubmitRun } from '../schemas.js'
-import { computeConsole, enter, linksOf } from './app.js'
+import { computeConsole, enter, KEY_RE, linksOf } from './app.js'
 import { catalogue, launchForm, pipelinePage, type LaunchState } from './views.js'
 
 /**
@@ -71,9 +71,6 @@ computeConsole.get('/p/:project/pipelines/:id', async (c) => {
     body: pipelinePage({ pipeline, versions, links, canLaunch: canInProject(s.principal, s.project, 'run.submit') }),
   })
 })
-
-/** An Idempotency-Key as the API takes one. */
-const KEY_RE = /^[\x21-\x7e]{1,255}$/
 
 function renderLaunch(
   c: Context<ComputeEnv>,

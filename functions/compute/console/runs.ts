@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { Context } from 'hono'
 import { canInProject } from '../../../lib/auth/access.js'
 import {
@@ -20,9 +21,9 @@ import { objectPath } from '../../../domain/files/paths.js'
 import { signedAddress, validity } from '../../../domain/files/signed.js'
 import { RUN_STATUSES, TERMINAL, type RunStatus } from '../../../domain/runs/status.js'
 import { outputLocation, type RunRecord } from '../../../domain/runs/store.js'
-import { cancelRun, runOutputs } from '../actions.js'
+import { cancelRun, relaunchRun, runOutputs } from '../actions.js'
 import type { ComputeEnv } from '../deps.js'
-import { computeConsole, enter, linksOf } from './app.js'
+import { computeConsole, enter, KEY_RE, linksOf } from './app.js'
 import { cancelQuestion, runPage, runsList } from './views.js'
 
 /**
@@ -98,6 +99,7 @@ computeConsole.get('/p/:project/runs/:id', async (c) => {
       links,
       session: s,
       canCancel: canInProject(s.principal, s.project, 'run.cancel'),
+      relaunchKey: canInProject(s.principal, s.project, 'run.submit') ? randomUUID() : undefined,
       canReadFiles,
       outputs: listed && { items: listed.items, pager: pager(c, listed.nextPageToken) },
     }),
@@ -136,6 +138,24 @@ computeConsole.post('/p/:project/runs/:id/cancel', async (c) => {
   const cancelled = await cancelRun(c, run.id)
   const notice = run.status === 'cancelled' ? `Run ${run.name} was already cancelled.` : `Run ${run.name} cancelled.`
   return redirectWithNotice(c, links.run(cancelled.id), notice)
+})
+
+/**
+ * Relaunching (the Relaunch button) or resuming (Resume): the API's relaunch with the run's own
+ * settings, its rules (a resume waits for the run's end: 409), its audit events and its idempotency,
+ * keyed by the page's form so that a form sent twice makes one run.
+ */
+computeConsole.post('/p/:project/runs/:id/relaunch', async (c) => {
+  const s = await consoleProject(c, 'run.submit')
+  enter(c, s)
+  const run = await loadRun(c, s.project.id, c.req.param('id'))
+  const posted = s.form.get('idempotency_key')
+  const resume = s.form.get('resume') === 'yes'
+  const { run: next, replayed } = await relaunchRun(c, run.id, { resume }, KEY_RE.test(posted) ? posted : randomUUID())
+  const notice = replayed
+    ? `This form was already sent: run ${next.name} is the run it made.`
+    : `Run ${next.name} ${resume ? 'resumes' : 'relaunches'} run ${run.name}.`
+  return redirectWithNotice(c, linksOf(c, s.project).run(next.id), notice)
 })
 
 /**

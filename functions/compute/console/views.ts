@@ -18,6 +18,8 @@ export interface Links {
   launch(id: string): string
   /** Where the cancel form posts (its confirmation page, without JavaScript, is the answer to that post). */
   cancel(runId: string): string
+  /** Where the Relaunch and Resume buttons post. */
+  relaunch(runId: string): string
   download(runId: string, path: string): string
   /** The clinical console's order page, when the clinical service's address is known. */
   order?(id: string): string
@@ -132,10 +134,14 @@ export function runPage(opts: {
   links: Links
   outputs?: { items: Output[]; pager: Raw }
   canCancel: boolean
+  /** The idempotency key of the Relaunch and Resume form (a form sent twice makes one run), when the person may submit runs. */
+  relaunchKey?: string
   canReadFiles: boolean
   session: PageSession
 }): Raw {
   const { run, links } = opts
+  // Resuming waits for the end: two engines must not share one work session (domain/runs/relaunch.ts).
+  const resumable = TERMINAL.has(run.status) && run.work_session !== undefined
   const active = !TERMINAL.has(run.status)
   const params = Object.entries(run.params)
   return html`<h1>Run ${run.name}</h1>
@@ -146,6 +152,18 @@ export function runPage(opts: {
       active && opts.canCancel
         ? html`<form method="post" action="${links.cancel(run.id)}" class="actions" data-confirm="${cancelQuestion(run)}">
             ${csrfField(opts.session)}<button type="submit" class="danger" id="cancel">Cancel this run</button>
+          </form>`
+        : ''
+    }
+    ${
+      opts.relaunchKey
+        ? html`<form method="post" action="${links.relaunch(run.id)}" class="actions" id="relaunch-form">
+            ${csrfField(opts.session)}<input type="hidden" name="idempotency_key" value="${opts.relaunchKey}" />
+            <button type="submit" name="resume" value="no" class="secondary" id="relaunch">Relaunch</button>
+            ${resumable ? html`<button type="submit" name="resume" value="yes" class="secondary" id="resume">Resume</button>` : ''}
+            <span class="muted"
+              >${resumable ? 'A new run with these settings; Resume reuses the work this run completed.' : 'A new run with these settings.'}</span
+            >
           </form>`
         : ''
     }
@@ -164,6 +182,20 @@ export function runPage(opts: {
         run.profile
           ? html`<dt>Profile</dt>
               <dd>${run.profile}</dd>`
+          : ''
+      }
+      ${
+        run.relaunched_from
+          ? html`<dt>Relaunched from</dt>
+              <dd id="relaunched-from">
+                <a href="${links.run(run.relaunched_from.id)}">${run.relaunched_from.name}</a>${run.relaunched_from.resume ? ' (resumed)' : ''}
+              </dd>`
+          : ''
+      }
+      ${
+        run.relaunches?.length
+          ? html`<dt>Relaunches</dt>
+              <dd id="relaunches">${run.relaunches.map((id, i) => html`${i ? ', ' : ''}<a href="${links.run(id)}"><code>${id}</code></a>`)}</dd>`
           : ''
       }
       <dt>Run id</dt>

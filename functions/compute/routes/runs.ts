@@ -7,11 +7,11 @@ import { UUID_RE } from '../../../lib/ids.js'
 import { commonErrors, conflictError, IdParam, json } from '../../../lib/openapi.js'
 import { PageQuery, pageHeaders, pageResponse, pageSizeOf } from '../../../lib/pagination.js'
 import type { RunRecord } from '../../../domain/runs/store.js'
-import { cancelRun, runOutputs, submitRun } from '../actions.js'
+import { cancelRun, relaunchRun, runOutputs, submitRun } from '../actions.js'
 import type { ComputeDeps, ComputeEnv } from '../deps.js'
-import { OrderParam, Run, RunListQuery, RunOutput, SubmitRun } from '../schemas.js'
+import { OrderParam, RelaunchRun, Run, RunListQuery, RunOutput, SubmitRun } from '../schemas.js'
 
-/** /runs: submit, list, read, list outputs, cancel. */
+/** /runs: submit, list, read, list outputs, relaunch, cancel. */
 export const runs = resourceApp<ComputeDeps>()
 
 export function toRun(r: RunRecord): z.infer<typeof Run> {
@@ -39,6 +39,9 @@ export function toRun(r: RunRecord): z.infer<typeof Run> {
     error_message: r.error_message,
     status_reason: r.status_reason,
     created_by: r.created_by,
+    work_session: r.work_session,
+    relaunched_from: r.relaunched_from,
+    relaunches: r.relaunches ?? [],
   }
 }
 
@@ -185,4 +188,34 @@ runs.openapi(
     responses: { 200: json(Run, 'Cancelled'), ...commonErrors, ...conflictError },
   }),
   async (c) => c.json(toRun(await cancelRun(c, c.req.valid('param').id)), 200),
+)
+
+runs.openapi(
+  createRoute({
+    operationId: 'relaunchRun',
+    method: 'post',
+    path: '/runs/{id}/relaunch',
+    tags: ['runs'],
+    summary:
+      "Relaunch a run: a new run of the same pipeline version with every setting of the first (params, tags, profile, order), changed as the body says; resume: true continues the first run's work session",
+    middleware: [requires('run.submit')] as const,
+    request: {
+      params: IdParam,
+      headers: IdempotencyHeader,
+      body: { content: { 'application/json': { schema: RelaunchRun } }, required: true },
+    },
+    responses: {
+      201: {
+        ...json(Run, 'The new run, queued; relaunched_from names the first'),
+        headers: { 'Idempotent-Replayed': { description: 'true when this answers a retried request', schema: { type: 'string' } } },
+      },
+      ...commonErrors,
+      ...conflictError,
+    },
+  }),
+  async (c) => {
+    const { run, replayed } = await relaunchRun(c, c.req.valid('param').id, c.req.valid('json'), c.req.valid('header')['idempotency-key'])
+    if (replayed) c.header('Idempotent-Replayed', 'true')
+    return c.json(toRun(run), 201)
+  },
 )

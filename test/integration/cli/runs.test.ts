@@ -397,6 +397,26 @@ describe('platform pipelines and runs', async () => {
       expect(ambiguous.stderr).toContain(twin.id)
     })
 
+    it('relaunches a run by name with changed params, and resumes a failed one in its work session', async () => {
+      const run = await submitHello(['--param', 'greeting=hi', '--tag', 'first'])
+      const early = await cli(['runs', 'relaunch', run.name, '--resume'])
+      expect(early.code).toBe(7)
+      expect(early.stderr).toMatch(/still queued/)
+      const again = await cli(['runs', 'relaunch', run.name, '--param', 'greeting=bonjour', '--json'])
+      expect(again.code, again.stderr).toBe(0)
+      expect(parseJson<Run>(again)).toMatchObject({
+        params: { greeting: 'bonjour' },
+        tags: ['first'],
+        relaunched_from: { id: run.id, name: run.name, resume: false },
+      })
+      await apply(run.id, 'failed', { error_message: 'exit code 3' })
+      const resumed = await cli(['runs', 'relaunch', run.id, '--resume', '--param', 'greeting:=null'])
+      expect(resumed.code, resumed.stderr).toBe(0)
+      expect(resumed.stdout).toMatch(new RegExp(`^relaunched from\\s+${run.name} \\(resumed\\)$`, 'm'))
+      const id = /^id\s+(\S+)$/m.exec(resumed.stdout)![1]!
+      expect(await platform.compute.runs.getById(id)).toMatchObject({ params: {}, work_session: run.id })
+    })
+
     it("reports a viewer's submission as permission denied, exit code 5", async () => {
       const viewer = await world.caller(['viewer'])
       const res = await runMain(['runs', 'submit', 'hello-local'], { configDir: home, env: { PLATFORM_TOKEN: viewer.token } })

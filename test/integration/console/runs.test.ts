@@ -12,6 +12,7 @@ import { computeDeps, type ComputeDeps } from '../../../functions/compute/deps.j
 import { createComputeApp } from '../../../functions/compute/service.js'
 import { PLATFORM_PIPELINES, seedPipelines } from '../../../domain/pipelines/catalogue.js'
 import { pipelineId, PLATFORM_SCOPE } from '../../../domain/pipelines/model.js'
+import { dispatchRun } from '../../../domain/runs/lifecycle.js'
 import { TERMINAL } from '../../../domain/runs/status.js'
 import { orchestratorDeps, type OrchestratorDeps } from '../../../orchestrator/deps.js'
 import { registerOrchestrator } from '../../../orchestrator/functions.js'
@@ -64,7 +65,8 @@ describe('the runs console', async () => {
     },
   })
   const config = world.world.deps.config
-  files = await localFiles(world.world, { storage: new LocalObjectStorage(config.storage.localRoot!) })
+  const objects = new LocalObjectStorage(config.storage.localRoot!)
+  files = await localFiles(world.world, { storage: objects })
   const pubsub = pubsubFor(config)
   registerOrchestrator(orchestrator!)
   const servers: Server[] = []
@@ -113,6 +115,34 @@ describe('the runs console', async () => {
     })
     return run
   }
+
+  /** A steps-local run whose step 3 fails, really run by the orchestrator and the local executor, once it has failed. */
+  async function failedStepsRun() {
+    const pipeline = (await deps.pipelines.get(project.id, pipelineId(PLATFORM_SCOPE, 'steps-local', '1.0.0')))!
+    const { run } = await deps.runs.submit(SYSTEM_ACTOR, {
+      project: {
+        id: project.id,
+        org_id: project.org_id,
+        bucket_name: project.bucket_name,
+        service_account_email: project.credentials!.service_account_email,
+      },
+      pipeline,
+      params: { fail_at: 3 },
+      tags: ['resume'],
+      created_by: ann.user.id,
+    })
+    await dispatchRun(deps, run)
+    return ended(run.id)
+  }
+  const ended = (id: string) =>
+    until(
+      `run ${id} to end`,
+      async () => {
+        const r = await deps.runs.getById(id)
+        return r && TERMINAL.has(r.status) ? r : undefined
+      },
+      30_000,
+    )
 
   const events = async (entityId: string, action: string) =>
     (await world.world.deps.db.col('audit_events').where('entity.id', '==', entityId).where('action', '==', action).get()).docs.map((d) => d.data())
@@ -173,6 +203,41 @@ describe('the runs console', async () => {
       await context.close()
     }
   })
+
+  it(
+    'resumes a failed run from its page: the new run reuses the steps the first completed, and each page links the other',
+    { timeout: 90_000 },
+    async () => {
+      const first = await failedStepsRun()
+      expect(first.status).toBe('failed')
+      const { context, page } = await signedInPage(browser, ann, `${base}/runs/${first.id}`)
+      try {
+        await expect(page.locator('#resume').count()).resolves.toBe(1)
+        await checkPage(page, 'run-failed-resumable')
+        await page.click('#resume')
+        await page.waitForURL(new RegExp(`^${base}/runs/[0-9a-f-]{36}$`))
+        await expect(text(page, '#notice')).resolves.toBe(
+          `Run ${(await deps.runs.getById(page.url().split('/').at(-1)!))!.name} resumes run ${first.name}.`,
+        )
+        const resumedId = page.url().split('/').at(-1)!
+        await expect(text(page, '#relaunched-from')).resolves.toBe(`${first.name} (resumed)`)
+        const resumed = await ended(resumedId)
+        expect(resumed.status, resumed.error_message).toBe('failed')
+        // Step 3 still fails (fail_at is unchanged): steps 1 and 2 were reused, not run again.
+        const steps = await objects.read(project.bucket_name, `runs/${resumedId}/steps.txt`)
+        expect(steps?.toString('utf8')).toBe('1 reused\n2 reused\n')
+        expect(await events(first.id, 'run.relaunched')).toEqual([expect.objectContaining({ actor: expect.objectContaining({ id: ann.user.id }) })])
+        await page.goto(`${base}/runs/${first.id}`)
+        await expect(text(page, '#relaunches')).resolves.toBe(resumedId)
+        await page.click('#relaunch')
+        await page.waitForURL(new RegExp(`^${base}/runs/[0-9a-f-]{36}$`))
+        await expect(text(page, '#notice')).resolves.toMatch(new RegExp(`relaunches run ${first.name}\\.$`))
+        await checkPage(page, 'run-relaunched')
+      } finally {
+        await context.close()
+      }
+    },
+  )
 
   it('cancels a run only once the person confirms: in a dialog with JavaScript, on a confirmation page without', { timeout: 60_000 }, async () => {
     const kept = await queuedRun()

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { buildRunJob, JobBuildError, labelKey, labelValue, paramEnvironment, wdlInputsTemplate } from '../../../../domain/runs/batch-job.js'
+import {
+  buildRunJob,
+  CROMWELL_CONF,
+  JobBuildError,
+  labelKey,
+  labelValue,
+  paramEnvironment,
+  wdlInputsTemplate,
+} from '../../../../domain/runs/batch-job.js'
 import { jobIdForRun, runIdOfJob } from '../../../../domain/runs/batch-job.js'
 import { EXECUTIONS, runFor, SETTINGS } from '../../lib/batch/fixtures.js'
 
@@ -48,7 +56,9 @@ describe('every Batch job of a run', () => {
         PLATFORM_OUTPUT_DIR: `/mnt/disks/lab-bucket/runs/${run.id}/`,
         PLATFORM_OUTPUT_URI: `gs://lab-bucket/runs/${run.id}/`,
         PLATFORM_PARAMS_FILE: `/mnt/disks/lab-bucket/runs/${run.id}/params.json`,
+        PLATFORM_WORK_DIR: `/mnt/disks/lab-bucket/work/${run.id}/`,
       })
+      expect(spec.environment?.variables).not.toHaveProperty('PLATFORM_RESUME')
 
       // The first runnable makes the output folder and writes the run's params there.
       const prepare = spec.runnables![0]!
@@ -124,13 +134,40 @@ describe('a direct_nextflow job', () => {
         "'nf-core/demo' -r '1.0.1' -profile 'test,docker'",
         '-params-file "$PLATFORM_PARAMS_FILE"',
         '--outdir "${PLATFORM_OUTPUT_DIR}results"',
-        `-work-dir '/mnt/disks/lab-bucket/work/${run.id}/'`,
+        '-work-dir "$PLATFORM_WORK_DIR"',
         '-with-trace "${PLATFORM_OUTPUT_DIR}trace.txt"',
         '-with-report "${PLATFORM_OUTPUT_DIR}report.html"',
         '-ansi-log false',
       ].join(' '),
     )
     expect(script).toContain('command -v nextflow')
+    // The session id is the run's own, pinned, its task cache in the bucket beside the work folder.
+    expect(script).toContain(
+      `export NXF_UUID='${run.id}' NXF_CLOUDCACHE_PATH='gs://lab-bucket/work/${run.id}/.nextflow-cache' NXF_IGNORE_RESUME_HISTORY=true`,
+    )
+    expect(script).not.toContain('-resume')
+  })
+
+  it("resumes in the first run's session and work folder when the run is a resumed relaunch", () => {
+    const session = '11111111-2222-4333-8444-555555555555'
+    const run = runFor(EXECUTIONS.direct_nextflow, { work_session: session, relaunched_from: { id: session, name: 'first', resume: true } })
+    const spec = buildRunJob(SETTINGS, run).job.taskGroups![0]!.taskSpec!
+    expect(spec.environment?.variables).toMatchObject({
+      PLATFORM_WORK_DIR: `/mnt/disks/lab-bucket/work/${session}/`,
+      PLATFORM_RESUME: session,
+      PLATFORM_OUTPUT_DIR: `/mnt/disks/lab-bucket/runs/${run.id}/`,
+    })
+    const script = spec.runnables![1]!.container!.commands![1]!
+    expect(script).toContain('-work-dir "$PLATFORM_WORK_DIR" -resume "$PLATFORM_RESUME"')
+    expect(script).toContain(`export NXF_UUID='${session}' NXF_CLOUDCACHE_PATH='gs://lab-bucket/work/${session}/.nextflow-cache'`)
+  })
+
+  it('starts a session of its own, without -resume, for a relaunch that does not resume', () => {
+    const run = runFor(EXECUTIONS.direct_nextflow, { work_session: 'second-id', relaunched_from: { id: 'first-id', name: 'first', resume: false } })
+    const spec = buildRunJob(SETTINGS, run).job.taskGroups![0]!.taskSpec!
+    expect(spec.environment?.variables?.PLATFORM_WORK_DIR).toBe('/mnt/disks/lab-bucket/work/second-id/')
+    expect(spec.environment?.variables).not.toHaveProperty('PLATFORM_RESUME')
+    expect(spec.runnables![1]!.container!.commands![1]).not.toContain('-resume')
   })
 
   it('runs an inline workflow from the file the first runnable writes', () => {
@@ -162,8 +199,24 @@ describe('a direct_wdl job', () => {
     expect(order.every((i) => i >= 0)).toBe(true)
     expect([...order].sort((a, b) => a - b)).toEqual(order)
     expect(script).toContain('/app/cromwell.jar')
+    // Every run writes its calls to its session's call cache; only a resume reads them.
+    expect(script).toContain('"write_to_cache":true,"read_from_cache":false')
+    expect(script).toContain('export JAVA_TOOL_OPTIONS="-Dconfig.file=$PWD/cromwell.conf')
+    expect(script).toContain(`trap 'cp -R "$CROMWELL_DB_DIR/." "\${PLATFORM_WORK_DIR}cromwell-db/"' EXIT`)
+    expect(script.indexOf('trap ')).toBeLessThan(script.indexOf('$CROMWELL run'))
+    const conf = /printf '%s' '([A-Za-z0-9+/=]+)' \| base64 -d > cromwell.conf/.exec(script)
+    expect(Buffer.from(conf![1]!, 'base64').toString('utf8')).toBe(CROMWELL_CONF)
+    expect(CROMWELL_CONF).toContain('call-caching { enabled = true')
+    expect(CROMWELL_CONF).toContain('backend.providers.Local.config.root = ${PLATFORM_WORK_DIR}"cromwell-executions"')
     // The inputs are keyed by the workflow's name once the WDL is known.
     expect(runnables[0]!.script?.text).toContain('inputs.template.json')
+  })
+
+  it("reads the first run's call cache when the run is a resumed relaunch", () => {
+    const run = runFor(EXECUTIONS.direct_wdl, { work_session: 'first-id', relaunched_from: { id: 'first-id', name: 'first', resume: true } })
+    const spec = buildRunJob(SETTINGS, run).job.taskGroups![0]!.taskSpec!
+    expect(spec.environment?.variables?.PLATFORM_WORK_DIR).toBe('/mnt/disks/lab-bucket/work/first-id/')
+    expect(spec.runnables![1]!.container!.commands![1]).toContain('"write_to_cache":true,"read_from_cache":true')
   })
 
   it('reads a WDL in the project bucket through the mount, and refuses one in another bucket', () => {

@@ -8,6 +8,7 @@ const links: Links = {
   runs: () => '/runs',
   run: (id) => `/runs/${id}`,
   cancel: (id) => `/runs/${id}/cancel`,
+  relaunch: (id) => `/runs/${id}/relaunch`,
   download: (id, path) => `/runs/${id}/download?path=${path}`,
   pipelines: () => '/pipelines',
   pipeline: (id) => `/pipelines/${id}`,
@@ -32,8 +33,8 @@ const run = (patch: Partial<RunRecord> = {}): RunRecord =>
     ...patch,
   }) as RunRecord
 const session = { key: 'k' } as Parameters<typeof runPage>[0]['session']
-const page = (r: RunRecord, opts: { canCancel?: boolean } = {}) =>
-  runPage({ run: r, links, session, canCancel: opts.canCancel ?? true, canReadFiles: true }).value
+const page = (r: RunRecord, opts: { canCancel?: boolean; relaunchKey?: string } = {}) =>
+  runPage({ run: r, links, session, canCancel: opts.canCancel ?? true, relaunchKey: opts.relaunchKey, canReadFiles: true }).value
 
 describe("the runs console's views", () => {
   it.each([
@@ -55,6 +56,31 @@ describe("the runs console's views", () => {
     expect(
       runPage({ run: run(), links: { ...links, history: () => undefined }, canCancel: true, canReadFiles: true, session }).toString(),
     ).not.toContain('id="history-run"')
+  })
+
+  it.each<[string, Partial<RunRecord>, boolean]>([
+    ['a queued run', { status: 'queued', work_session: 'r1' }, false],
+    ['a running run', { status: 'running', work_session: 'r1' }, false],
+    ['a failed run', { status: 'failed', work_session: 'r1' }, true],
+    ['a cancelled run', { status: 'cancelled', work_session: 'r1' }, true],
+    ['a succeeded run', { status: 'succeeded', work_session: 'r1' }, true],
+    ['a failed run from before work sessions', { status: 'failed' }, false],
+  ])('offers Relaunch on %s, and Resume only once it has ended in a work session: %s', (_, patch, resume) => {
+    const html = page(run(patch), { relaunchKey: 'key-1' })
+    expect(html).toContain('<form method="post" action="/runs/r1/relaunch" class="actions" id="relaunch-form">')
+    expect(html).toContain('<input type="hidden" name="idempotency_key" value="key-1" />')
+    expect(html).toContain('id="relaunch"')
+    expect(html.includes('id="resume"')).toBe(resume)
+  })
+
+  it('offers neither to a person who may not submit runs', () => {
+    expect(page(run({ status: 'failed', work_session: 'r1' }))).not.toContain('relaunch-form')
+  })
+
+  it('links the run it relaunches and its own relaunches', () => {
+    const html = page(run({ relaunched_from: { id: 'r0', name: 'hello-local-0', resume: true }, relaunches: ['r2', 'r3'] }))
+    expect(html).toMatch(/<dd id="relaunched-from">\s*<a href="\/runs\/r0">hello-local-0<\/a> \(resumed\)\s*<\/dd>/)
+    expect(html).toContain('<a href="/runs/r2"><code>r2</code></a>, <a href="/runs/r3"><code>r3</code></a>')
   })
 
   it('says why a queued run waits, and what a failed run reported', () => {
