@@ -1,3 +1,4 @@
+import type { JobLogReader } from '../../lib/batch/logs.js'
 import type { BatchBackend } from '../../lib/batch/port.js'
 import type { AppEnv } from '../../lib/http.js'
 import type { KernelDeps } from '../../lib/kernel.js'
@@ -17,6 +18,8 @@ export interface ComputeDeps extends KernelDeps {
   queue: Queue
   /** Only deletion is used here: cancelling a run deletes its job. The orchestrator creates jobs. */
   batch: Pick<BatchBackend, 'deleteJob'>
+  /** Runs' logs (GET /runs/{id}/logs, the console's run page). */
+  logs: JobLogReader
   storage: ObjectStorage
   /**
    * The console's download links to run outputs: V4 addresses signed as the project's service
