@@ -92,8 +92,8 @@ async function stderrTail(deps: { logs: JobLogReader; log: Logger }, job: BatchJ
   try {
     const lines = await deps.logs.tail(
       { name: job.name, uid: job.uid, created: (run.job?.created_at ?? run.created).toDate() },
-      'stderr',
       STDERR_TAIL_LINES,
+      'stderr',
       deps.log,
     )
     return lines.map((l) => l.text).join('\n')

@@ -30,11 +30,11 @@ export interface ComputeDeps extends KernelDeps {
 }
 
 export type ComputeEnv = AppEnv<ComputeDeps>
-export type ComputeAdapters = Pick<ComputeDeps, 'queue' | 'batch' | 'storage' | 'projectStorage'>
+export type ComputeAdapters = Pick<ComputeDeps, 'queue' | 'batch' | 'logs' | 'storage' | 'projectStorage'>
 
-/** The adapters come from the configuration (Pub/Sub, Cloud Batch or the local executor, GCS or a local folder, the signer) unless given. */
+/** The adapters come from the configuration (Pub/Sub, Cloud Batch or the local executor and their logs, GCS or a local folder, the signer) unless given. */
 export function computeDeps(kernel: KernelDeps, adapters: Partial<ComputeAdapters> = {}): ComputeDeps {
-  const stack = createRunStack(kernel, { queue: adapters.queue, batch: adapters.batch as BatchBackend | undefined })
+  const stack = createRunStack(kernel, { queue: adapters.queue, batch: adapters.batch as BatchBackend | undefined, logs: adapters.logs })
   return {
     ...kernel,
     ...stack,

@@ -155,7 +155,7 @@ export class CloudLogReader implements JobLogReader {
     return { lines, cursor: position ? encodeCursor(position) : req.after, atEnd: entries.length < pageSize }
   }
 
-  async tail(job: JobRef, stream: LogStream, count: number): Promise<LogLine[]> {
+  async tail(job: JobRef, count: number, stream?: LogStream): Promise<LogLine[]> {
     const entries = await this.list({
       resourceNames: [`projects/${this.gcpProject}`],
       filter: cloudLogFilter(this.gcpProject, job, { stream }),

@@ -99,7 +99,7 @@ function offsetOf(cursor: string | undefined): number {
 export class LocalLogReader implements JobLogReader {
   /** The executor has written every line once it reports the job's end. */
   readonly lagMs = 0
-  constructor(private readonly workRoot: string) {}
+  constructor(readonly workRoot: string) {}
 
   private fileOf(job: JobRef): string | undefined {
     const id = job.name.split('/').pop()
@@ -146,7 +146,7 @@ export class LocalLogReader implements JobLogReader {
     }
   }
 
-  async tail(job: JobRef, stream: LogStream, count: number): Promise<LogLine[]> {
+  async tail(job: JobRef, count: number, stream?: LogStream): Promise<LogLine[]> {
     const path = this.fileOf(job)
     const handle = path ? await open(path, 'r').catch(notFound) : undefined
     if (!handle) return []
@@ -161,7 +161,7 @@ export class LocalLogReader implements JobLogReader {
       const found: LogLine[] = []
       for (let i = whole.length - 1; i >= 0 && found.length < count; i--) {
         const line = parse(whole[i]!)
-        if (line.stream === stream) found.push(line)
+        if (!stream || line.stream === stream) found.push(line)
       }
       return found.reverse()
     } finally {

@@ -50,8 +50,8 @@ export interface JobLogReader {
   /** How long after a job ends its last lines may still arrive (the log's ingestion delay). */
   readonly lagMs: number
   read(req: LogRead, log?: Logger): Promise<LogPage>
-  /** The last `count` lines of one stream of the job, oldest first (a failed run's error message ends with its stderr). */
-  tail(job: JobRef, stream: LogStream, count: number, log?: Logger): Promise<LogLine[]>
+  /** The last `count` lines of the job (of one stream, when given), oldest first: a failed run's error message ends with its stderr. */
+  tail(job: JobRef, count: number, stream?: LogStream, log?: Logger): Promise<LogLine[]>
 }
 
 /** Unreadable cursors are the caller's mistake, reported as a 400 by the API. */

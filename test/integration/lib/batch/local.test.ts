@@ -148,7 +148,7 @@ describe('the local Batch executor', () => {
     expect(new Set(lines.map((l) => l.task))).toEqual(new Set([`${created.uid}-group0-0`]))
     expect(lines.every((l, i) => i === 0 || l.time >= lines[i - 1]!.time)).toBe(true)
     expect(atEnd).toBe(true)
-    expect((await reader.tail(job, 'stderr', 1)).map((l) => l.text)).toEqual(['four'])
+    expect((await reader.tail(job, 1, 'stderr')).map((l) => l.text)).toEqual(['four'])
   })
 
   it('creates a job once for a repeated request, and runs it once', async () => {

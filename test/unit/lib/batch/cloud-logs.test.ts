@@ -98,7 +98,7 @@ describe('the Cloud Logging reader of Batch job logs', () => {
       entry('2026-11-26T10:00:01Z', 'a', 'first', 'ERROR'),
       entry('2026-11-26T10:00:02Z', 'b', 'second', 'ERROR'),
     ])
-    expect((await reader.tail(job, 'stderr', 20)).map((l) => l.text)).toEqual(['first', 'second'])
+    expect((await reader.tail(job, 20, 'stderr')).map((l) => l.text)).toEqual(['first', 'second'])
     expect(queries[0]).toMatchObject({ orderBy: 'timestamp desc', pageSize: 20 })
     expect(queries[0]!.filter).toContain('severity>=ERROR')
   })

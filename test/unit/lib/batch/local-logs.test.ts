@@ -73,7 +73,7 @@ describe("the local executor's job log", () => {
       'line 20',
       'line 21',
     ])
-    expect((await reader.tail(job, 'stdout', 2)).map((l) => l.text)).toEqual(['line 22', 'line 24'])
+    expect((await reader.tail(job, 2, 'stdout')).map((l) => l.text)).toEqual(['line 22', 'line 24'])
   })
 
   it('has nothing, at its end, for a job that wrote nothing (yet)', async () => {
