@@ -21,6 +21,7 @@ export function linksOf(c: Context<ComputeEnv>, project: ConsoleProject['project
     },
     run: (id) => `${base}/runs/${id}`,
     cancel: (id) => `${base}/runs/${id}/cancel`,
+    log: (id, stream) => `${base}/runs/${id}/log${stream ? `?stream=${stream}` : ''}`,
     download: (id, path) => `${base}/runs/${id}/download?${new URLSearchParams({ path }).toString()}`,
     pipelines: () => `${base}/pipelines`,
     pipeline: (id) => `${base}/pipelines/${id}`,
