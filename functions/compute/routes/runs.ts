@@ -245,9 +245,16 @@ runs.openapi(
           if (first.nextPageToken)
             yield* followRunLog(deps, run, { ...selection, page_token: first.nextPageToken }, { signal: stop.signal, deadline })
         })()
-        for await (const page of pages) {
-          if (page.lines.length) await stream.writeSSE({ event: 'lines', id: page.nextPageToken ?? '', data: JSON.stringify(page.lines) })
-          if (!page.nextPageToken) await stream.writeSSE({ event: 'end', data: JSON.stringify({ status: page.run.status }) })
+        try {
+          for await (const page of pages) {
+            if (page.lines.length) await stream.writeSSE({ event: 'lines', id: page.nextPageToken ?? '', data: JSON.stringify(page.lines) })
+            if (!page.nextPageToken) await stream.writeSSE({ event: 'end', data: JSON.stringify({ status: page.run.status }) })
+          }
+        } catch (error) {
+          // The 200 is sent: a failure on the way (the log unreadable) is the stream's last event, in the error shape, its
+          // cause in our log only (Hono's own error handling would send the exception's message to the client).
+          deps.log.error('run log stream failed', { run_id: run.id, error })
+          await stream.writeSSE({ event: 'error', data: JSON.stringify({ detail: 'the log could not be read; reconnect to go on' }) })
         }
       })
     }

@@ -116,6 +116,31 @@ describe('GET /runs/{id}/logs', () => {
     expect(rest).toContain('event: end')
   })
 
+  it('ends a stream whose log becomes unreadable with an error event in the error shape', async () => {
+    const { run, job } = await startRun('sleep 0.3; echo late')
+    let reads = 0
+    const flaky = createComputeApp(
+      computeDeps(stage.world.deps, {
+        queue: stage.queue,
+        batch: stage.executor,
+        logs: {
+          lagMs: 0,
+          read: async () => {
+            if (reads++ > 0) throw new Error('Cloud Logging unavailable')
+            return { lines: [], cursor: undefined, atEnd: true }
+          },
+          tail: async () => [],
+        },
+      }),
+    )
+    const res = await flaky.request(`/api/v1/runs/${run.id}/logs`, {
+      headers: { authorization: `Bearer ${stage.world.owner.token}`, 'x-project-id': stage.world.project.id, accept: 'text/event-stream' },
+    })
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe('event: error\ndata: {"detail":"the log could not be read; reconnect to go on"}\n\n')
+    await finish(run, job.name)
+  })
+
   it('answers a run without a job yet with no lines and a token, and a long poll waits that long for one', async () => {
     const run = await stage.submit(shellPipeline('true'))
     const started = performance.now()
