@@ -116,6 +116,34 @@ describe('GET /runs/{id}/logs', () => {
     expect(rest).toContain('event: end')
   })
 
+  it("ends a Cloud Batch run's error message with its task's last stderr lines read from the log, the event carrying none", async () => {
+    const run = await stage.submit(shellPipeline('true'))
+    const job = { name: `projects/p/locations/r/jobs/run-${run.id}`, uid: `run-${run.id}-uid` }
+    await stage.deps.runs.applyJobState(run.id, { status: 'running', at: new Date(), source: 'test', job })
+    const asked: Array<{ count: number; stream?: string }> = []
+    const cloudLike = {
+      lagMs: 60_000,
+      read: async () => ({ lines: [], atEnd: true }),
+      tail: async (_job: unknown, count: number, stream?: 'stdout' | 'stderr') => {
+        asked.push({ count, stream })
+        return [{ time: new Date(), task: `${job.uid}-group0-0`, stream: 'stderr' as const, text: 'samtools: truncated BAM' }]
+      },
+    }
+    const view = {
+      ...job,
+      state: 'FAILED' as const,
+      labels: {},
+      events: [{ description: 'Task state is updated from RUNNING to FAILED on zones/europe-west1-b with exit code 1.', newState: 'FAILED' }],
+    }
+    const current = (await stage.deps.runs.getById(run.id))!
+    await settleFromJob({ ...stage.deps, logs: cloudLike }, current, 'failed', new Date(), view, 'test')
+    const failed = (await stage.deps.runs.getById(run.id))!
+    expect(failed.error_message).toBe(
+      'the Batch job failed: Task state is updated from RUNNING to FAILED on zones/europe-west1-b with exit code 1.\nLast lines of stderr:\nsamtools: truncated BAM',
+    )
+    expect(asked).toEqual([{ count: 20, stream: 'stderr' }])
+  })
+
   it('ends a stream whose log becomes unreadable with an error event in the error shape', async () => {
     const { run, job } = await startRun('sleep 0.3; echo late')
     let reads = 0
