@@ -30,6 +30,7 @@ export type PipelineInput = ComputeSchemas['PipelineInput']
 export type Run = ComputeSchemas['Run']
 export type RunStatus = ComputeSchemas['RunStatus']
 export type RunOutput = ComputeSchemas['RunOutput']
+export type LogLine = ComputeSchemas['LogLine']
 export type SubmitRun = ComputeSchemas['SubmitRun']
 export type RelaunchRun = ComputeSchemas['RelaunchRun']
 export type FileEntry = FilesComponents['schemas']['File']
@@ -432,6 +433,30 @@ export class PlatformClient {
       }),
     )
     return page.items
+  }
+
+  /**
+   * One page of the run's log from `pageToken` on; `wait` seconds of long poll when nothing is there
+   * yet. No next token: the log is complete (the run has ended and every line is read).
+   */
+  async runLogs(
+    project: string,
+    id: string,
+    query: { pageToken?: string; stream?: 'stdout' | 'stderr'; wait?: number; pageSize?: number },
+  ): Promise<Page<LogLine>> {
+    const res = await (
+      await this.compute
+    ).GET('/api/v1/runs/{id}/logs', {
+      params: {
+        header: projectHeader(project),
+        path: { id },
+        query: { page_token: query.pageToken, stream: query.stream, wait: query.wait, page_size: query.pageSize ?? MAX_PAGE_SIZE },
+      },
+    })
+    // The transport asks for JSON: the event-stream form of this answer is for browsers and curl.
+    const lines = body(res)
+    if (typeof lines === 'string') throw new Error(`${res.response.url} answered text instead of JSON`)
+    return { items: lines, nextPageToken: res.response.headers.get('x-next-page-token') ?? undefined }
   }
 
   /** The run, now cancelled; a finished run is a 409. */

@@ -1,4 +1,4 @@
-import { HttpError, UnreachableError } from './client.js'
+import { HttpError, UnreachableError, type RunStatus } from './client.js'
 import { ChecksumMismatchError, StorageHttpError, StorageUnreachableError } from './transfer.js'
 
 /**
@@ -22,11 +22,18 @@ export const EXIT = {
 } as const
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
 
+/** A finished run's outcome as the exit code of the commands that follow it to its end. */
+export const EXIT_FOR: Record<Exclude<RunStatus, 'queued' | 'running'>, ExitCode> = {
+  succeeded: EXIT.ok,
+  failed: EXIT.runFailed,
+  cancelled: EXIT.runCancelled,
+}
+
 /** What each exit code means: the root's help and the CLI reference print this. */
 export const EXIT_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
-  [EXIT.ok, 'success (runs watch, runs submit --watch: the run succeeded)'],
-  [EXIT.runFailed, 'runs watch, runs submit --watch: the run failed'],
-  [EXIT.runCancelled, 'runs watch, runs submit --watch: the run was cancelled'],
+  [EXIT.ok, 'success (runs watch, runs submit --watch, runs logs --follow: the run succeeded)'],
+  [EXIT.runFailed, 'runs watch, runs submit --watch, runs logs --follow: the run failed'],
+  [EXIT.runCancelled, 'runs watch, runs submit --watch, runs logs --follow: the run was cancelled'],
   [EXIT.usage, 'usage error (bad flags, missing project or address, unconfirmed or declined cancel or delete, an existing local file)'],
   [
     EXIT.notLoggedIn,

@@ -16,6 +16,7 @@ import { register as pipelinesShow } from './commands/pipelines/show.js'
 import { register as projectsList } from './commands/projects/list.js'
 import { register as runsCancel } from './commands/runs/cancel.js'
 import { register as runsList } from './commands/runs/list.js'
+import { register as runsLogs } from './commands/runs/logs.js'
 import { register as runsOutputs } from './commands/runs/outputs.js'
 import { register as runsRelaunch } from './commands/runs/relaunch.js'
 import { register as runsStatus } from './commands/runs/status.js'
@@ -137,6 +138,7 @@ export function buildProgram(cli: Cli): Command {
   runsSubmit(runs, cli)
   runsStatus(runs, cli)
   runsWatch(runs, cli)
+  runsLogs(runs, cli)
   runsList(runs, cli)
   runsOutputs(runs, cli)
   runsRelaunch(runs, cli)

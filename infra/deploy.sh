@@ -266,10 +266,11 @@ ensure_sa "$PUSH_SA_NAME" "Pipeline platform: Pub/Sub push and Cloud Scheduler c
 project_role() {
   run_q gcloud projects add-iam-policy-binding "$PROJECT_ID" --member="serviceAccount:$1" --role="$2" --condition=None --quiet
 }
-# The functions: records, Batch jobs (create, get, delete), logs.
+# The functions: records, Batch jobs (create, get, delete), logs (their own, and reading the jobs' task logs: GET /runs/{id}/logs).
 project_role "$RUNTIME_SA" roles/datastore.user
 project_role "$RUNTIME_SA" roles/batch.jobsEditor
 project_role "$RUNTIME_SA" roles/logging.logWriter
+project_role "$RUNTIME_SA" roles/logging.viewer
 # The orchestrator starts a Cloud Workflows execution per variant ingestion.
 project_role "$RUNTIME_SA" roles/workflows.invoker
 # The ingestion workflow runs as the push account (it calls the private ingestionStep function) and logs.

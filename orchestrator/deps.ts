@@ -1,3 +1,4 @@
+import type { JobLogReader } from '../lib/batch/logs.js'
 import type { BatchBackend } from '../lib/batch/port.js'
 import type { Clock } from '../lib/clock.js'
 import type { Config } from '../lib/config.js'
@@ -19,6 +20,8 @@ export interface OrchestratorDeps {
   /** Not read when dispatching: a run carries the execution spec it was submitted with. */
   pipelines: PipelineStore
   batch: BatchBackend
+  /** Jobs' logs: a failed run's error message ends with its task's last stderr lines. */
+  logs: JobLogReader
   queue: Queue
   log: Logger
   clock: Clock
@@ -38,6 +41,7 @@ export interface OrchestratorDeps {
 export interface OrchestratorAdapters {
   queue?: Queue
   batch?: BatchBackend
+  logs?: JobLogReader
   storage?: ObjectStorage
   workflows?: WorkflowExecutions
   staleAfterMs?: number

@@ -156,6 +156,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{id}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The run's log: its tasks' stdout and stderr lines, oldest first; followed by a long poll (wait) or server-sent events
+         * @description Each line has its time, task and stream. Pages follow the platform's scheme (page_size, page_token, X-Next-Page-Token); a page without X-Next-Page-Token is the end: the run has ended and every line is read. While the run can still write, every page has a next token (an empty page too): read again with it to follow. `wait=N` holds an empty answer up to N seconds until a line comes. With `Accept: text/event-stream` the answer is a stream of server-sent events: `lines` events (data: a JSON array of lines; id: the page token after them, so a reconnection with Last-Event-ID goes on from there), then one `end` event (data: {"status": <the run's status>}) when the log is complete. A stream is closed after 300 s without `end`: reconnect with Last-Event-ID.
+         */
+        get: operations["getRunLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -358,6 +378,22 @@ export interface components {
             tags?: string[];
             /** @description Replaces the first run's profile */
             profile?: string;
+        };
+        LogLine: {
+            /**
+             * @description When the line was written (RFC 3339)
+             * @example 2026-11-26T10:00:01.250Z
+             */
+            time: string;
+            /** @description The Batch task that wrote it (Batch's task_id: <job uid>-group0-0) */
+            task: string;
+            /**
+             * @description stdout or stderr
+             * @enum {string}
+             */
+            stream: "stdout" | "stderr";
+            /** @description The line, without its newline (a line over 64 KiB comes in pieces) */
+            text: string;
         };
     };
     responses: {
@@ -1240,6 +1276,90 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
+    getRunLogs: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 50, at most 1000) */
+                page_size?: number;
+                /** @description Synonym of page_size */
+                limit?: number;
+                /** @description X-Next-Page-Token of the previous page */
+                page_token?: string;
+                /** @description Only the lines of this stream */
+                stream?: "stdout" | "stderr";
+                /** @description Only lines written at or after this time (RFC 3339) */
+                since?: string;
+                /** @description Only lines written before this time (RFC 3339) */
+                until?: string;
+                /** @description Long poll: when no line is there yet and the log can still grow, wait up to this many seconds (at most 60) for one */
+                wait?: number | null;
+            };
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+                /** @description Server-sent events: the id of the last event received (a page token) */
+                "last-event-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Log lines (JSON), or a stream of server-sent events (Accept: text/event-stream) */
+            200: {
+                headers: {
+                    /** @description Present when more items exist */
+                    "X-Next-Page-Token"?: string;
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogLine"][];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

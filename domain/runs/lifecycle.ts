@@ -1,4 +1,5 @@
-import type { BatchBackend, BatchJobView } from '../../lib/batch/port.js'
+import type { JobLogReader } from '../../lib/batch/logs.js'
+import type { BatchBackend, BatchJobEvent, BatchJobView } from '../../lib/batch/port.js'
 import type { Logger } from '../../lib/log.js'
 import type { Queue } from '../../lib/queue.js'
 import { RUN_REQUESTED } from './messages.js'
@@ -50,17 +51,57 @@ export async function releaseJob(deps: { runs: RunStore; batch: Pick<BatchBacken
   await deps.runs.markJobDeleted(run.id)
 }
 
-const ERROR_MESSAGE_MAX = 2000
+export const ERROR_MESSAGE_MAX = 2000
+/** How many of the failing task's last stderr lines a failed run's error message ends with. */
+export const STDERR_TAIL_LINES = 20
+const STDERR_HEADING = '\nLast lines of stderr:\n'
 
-/** The user-facing error of a failed job: the failure event, which names the exit code (and, locally, the end of stderr). */
-export function errorMessageOf(job: BatchJobView | undefined): string {
+/** The event that says why a job failed: the one naming an exit code or error, else its last FAILED event, else its last event. */
+export function failureEventOf(job: BatchJobView | undefined): BatchJobEvent | undefined {
   const events = job?.events ?? []
-  const failure =
+  return (
     [...events].reverse().find((e) => e.newState === 'FAILED' && /exit code|error|failed/i.test(e.description)) ??
     [...events].reverse().find((e) => e.newState === 'FAILED') ??
     events.at(-1)
-  const text = failure?.description ? `the Batch job failed: ${failure.description}` : 'the Batch job failed without an error message'
-  return text.length > ERROR_MESSAGE_MAX ? `${text.slice(0, ERROR_MESSAGE_MAX - 1)}…` : text
+  )
+}
+
+/**
+ * The user-facing error of a failed job: the failure event, which names the exit code, then the
+ * last lines the failing task wrote to stderr. Within ERROR_MESSAGE_MAX characters, the end of
+ * stderr is what is kept (that is where a tool says what went wrong): the description is cut
+ * first, then the start of the stderr tail.
+ */
+export function errorMessageOf(job: BatchJobView | undefined, stderr?: string): string {
+  const failure = failureEventOf(job)
+  const head = failure?.description ? `the Batch job failed: ${failure.description}` : 'the Batch job failed without an error message'
+  const tail = (failure?.stderr ?? stderr ?? '').trimEnd()
+  if (!tail) return cut(head, ERROR_MESSAGE_MAX)
+  const room = ERROR_MESSAGE_MAX - STDERR_HEADING.length
+  const keptTail = tail.length > room / 2 ? `…${tail.slice(tail.length - Math.floor(room / 2) + 1)}` : tail
+  return `${cut(head, room - keptTail.length)}${STDERR_HEADING}${keptTail}`
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text
+}
+
+/** The failing task's last stderr lines from the job's log, when the failure event does not carry them (Cloud Batch). */
+async function stderrTail(deps: { logs: JobLogReader; log: Logger }, job: BatchJobView | undefined, run: RunRecord): Promise<string | undefined> {
+  if (!job || failureEventOf(job)?.stderr) return undefined
+  try {
+    const lines = await deps.logs.tail(
+      { name: job.name, uid: job.uid, created: (run.job?.created_at ?? run.created).toDate() },
+      STDERR_TAIL_LINES,
+      'stderr',
+      deps.log,
+    )
+    return lines.map((l) => l.text).join('\n')
+  } catch (error) {
+    // The error message is still worth having without the tail (the log may be unreadable: permissions, an outage).
+    deps.log.warn("could not read the failed job's stderr for its error message", { job: job.name, error })
+    return undefined
+  }
 }
 
 /**
@@ -70,7 +111,7 @@ export function errorMessageOf(job: BatchJobView | undefined): string {
  * `jobRef` names the job, for a run that has not recorded it yet.
  */
 export async function settleFromJob(
-  deps: { runs: RunStore; batch: Pick<BatchBackend, 'getJob'>; log: Logger },
+  deps: { runs: RunStore; batch: Pick<BatchBackend, 'getJob'>; logs: JobLogReader; log: Logger },
   run: RunRecord,
   status: RunStatus,
   at: Date,
@@ -79,6 +120,7 @@ export async function settleFromJob(
   jobRef?: { name: string; uid?: string },
 ) {
   const ref = run.job ? undefined : (jobRef ?? (job ? { name: job.name, uid: job.uid } : undefined))
+  if (status === 'failed' && !job && run.job) job = await deps.batch.getJob(run.job.name, deps.log)
   const startedAt = job && [...job.events].reverse().find((e) => e.newState === 'RUNNING')?.at
   if (TERMINAL.has(status) && !run.started && startedAt) {
     await deps.runs.applyJobState(run.id, { status: 'running', at: startedAt, source, job: ref })
@@ -88,7 +130,7 @@ export async function settleFromJob(
     at,
     job: ref,
     ...(status === 'succeeded' ? { output: outputLocation(run.bucket_name, run.id) } : {}),
-    ...(status === 'failed' ? { error_message: errorMessageOf(job ?? (run.job ? await deps.batch.getJob(run.job.name, deps.log) : undefined)) } : {}),
+    ...(status === 'failed' ? { error_message: errorMessageOf(job, await stderrTail(deps, job, run)) } : {}),
     source,
   })
 }

@@ -1,4 +1,4 @@
-import { createBatchBackend, type BatchBackend } from '../../lib/batch/index.js'
+import { createBatchBackend, createLogReader, type BatchBackend, type JobLogReader } from '../../lib/batch/index.js'
 import type { KernelDeps } from '../../lib/kernel.js'
 import { PipelineStore } from '../pipelines/store.js'
 import { PubSubQueue, type Queue } from '../../lib/queue.js'
@@ -9,6 +9,8 @@ export interface RunStack {
   pipelines: PipelineStore
   queue: Queue
   batch: BatchBackend
+  /** The jobs' logs (stdout and stderr of their tasks). */
+  logs: JobLogReader
 }
 
 /**
@@ -16,7 +18,7 @@ export interface RunStack {
  * queue and the Batch backend, the adapters chosen by configuration unless given. The local
  * executor publishes its job-state events through the same Pub/Sub client as the queue.
  */
-export function createRunStack(kernel: KernelDeps, adapters: { queue?: Queue; batch?: BatchBackend } = {}): RunStack {
+export function createRunStack(kernel: KernelDeps, adapters: { queue?: Queue; batch?: BatchBackend; logs?: JobLogReader } = {}): RunStack {
   const queue = adapters.queue ?? new PubSubQueue(kernel.config)
   return {
     runs: new RunStore(kernel.db, kernel.audit, kernel.clock),
@@ -25,5 +27,6 @@ export function createRunStack(kernel: KernelDeps, adapters: { queue?: Queue; ba
     batch:
       adapters.batch ??
       createBatchBackend(kernel.config, { log: kernel.log, clock: kernel.clock, pubsub: queue instanceof PubSubQueue ? queue.pubsub : undefined }),
+    logs: adapters.logs ?? createLogReader(kernel.config),
   }
 }

@@ -1,3 +1,4 @@
+import type { JobLogReader } from '../../lib/batch/logs.js'
 import type { BatchBackend } from '../../lib/batch/port.js'
 import type { AppEnv } from '../../lib/http.js'
 import type { KernelDeps } from '../../lib/kernel.js'
@@ -17,6 +18,8 @@ export interface ComputeDeps extends KernelDeps {
   queue: Queue
   /** Only deletion is used here: cancelling a run deletes its job. The orchestrator creates jobs. */
   batch: Pick<BatchBackend, 'deleteJob'>
+  /** Runs' logs (GET /runs/{id}/logs, the console's run page). */
+  logs: JobLogReader
   storage: ObjectStorage
   /**
    * The console's download links to run outputs: V4 addresses signed as the project's service
@@ -27,11 +30,11 @@ export interface ComputeDeps extends KernelDeps {
 }
 
 export type ComputeEnv = AppEnv<ComputeDeps>
-export type ComputeAdapters = Pick<ComputeDeps, 'queue' | 'batch' | 'storage' | 'projectStorage'>
+export type ComputeAdapters = Pick<ComputeDeps, 'queue' | 'batch' | 'logs' | 'storage' | 'projectStorage'>
 
-/** The adapters come from the configuration (Pub/Sub, Cloud Batch or the local executor, GCS or a local folder, the signer) unless given. */
+/** The adapters come from the configuration (Pub/Sub, Cloud Batch or the local executor and their logs, GCS or a local folder, the signer) unless given. */
 export function computeDeps(kernel: KernelDeps, adapters: Partial<ComputeAdapters> = {}): ComputeDeps {
-  const stack = createRunStack(kernel, { queue: adapters.queue, batch: adapters.batch as BatchBackend | undefined })
+  const stack = createRunStack(kernel, { queue: adapters.queue, batch: adapters.batch as BatchBackend | undefined, logs: adapters.logs })
   return {
     ...kernel,
     ...stack,

@@ -19,6 +19,8 @@ import {
   type BatchVolume,
   type CreateJobRequest,
 } from './port.js'
+import { JobLogWriter } from './local-logs.js'
+import { firstTaskOf } from './logs.js'
 import { notificationAttributes } from './notifications.js'
 
 /** What survives in <work>/<job id>/job.json: enough for getJob after a restart. */
@@ -27,7 +29,7 @@ interface JobFile {
   uid: string
   state: BatchState
   labels: Record<string, string>
-  events: Array<{ at: string; description: string; newState?: string }>
+  events: Array<{ at: string; description: string; newState?: string; stderr?: string }>
   /** Process group of the runnable being executed, to find it (or its absence) after a restart. */
   pid?: number
   /** When that process started (processStart), so that a pid the system gave to another process since is told apart. */
@@ -39,16 +41,25 @@ interface JobFile {
   job: BatchJob
 }
 
+/** A runnable's process: its group id, its exit, and the last lines it wrote to stderr once it has exited. */
+interface Started {
+  pid: number
+  done: Promise<number | null>
+  stderrTail: Promise<string[]>
+}
+
 interface LiveJob {
   file: JobFile
   dir: string
-  child?: { pid: number; done: Promise<number | null> }
+  child?: Started
   cancelled: boolean
   /** Deletion was asked by another process's executor: this one just stops. */
   deletedElsewhere?: boolean
   settled: Promise<void>
   /** State-file writes, one after another. */
   writing?: Promise<void>
+  /** The job's log (logs.jsonl), open while it executes. */
+  logs?: JobLogWriter
 }
 
 export interface LocalExecutorOptions {
@@ -304,9 +315,25 @@ export class LocalBatchExecutor implements BatchBackend {
       TMPDIR: join(job.dir, 'tmp'),
     }
     await mkdir(env.TMPDIR!, { recursive: true })
+    job.logs = new JobLogWriter(job.dir, this.deps.clock)
+    try {
+      await this.executeRunnables(job, spec, env, mounts)
+    } finally {
+      await job.logs.close()
+      job.logs = undefined
+    }
+  }
+
+  private async executeRunnables(
+    job: LiveJob,
+    spec: NonNullable<NonNullable<BatchJob['taskGroups']>[number]['taskSpec']>,
+    env: Record<string, string>,
+    mounts: Array<[string, string]>,
+  ): Promise<void> {
+    const { file } = job
     await this.transition(job, 'RUNNING', `Job state is set from SCHEDULED to RUNNING for job ${file.name}.`, 'RUNNING')
 
-    let failure: { exitCode: number | null; what: string } | undefined
+    let failure: { exitCode: number | null; what: string; stderr?: string[] } | undefined
     const maxSeconds = Number(spec.maxRunDuration?.seconds ?? 0)
     let timedOut = false
     const deadline =
@@ -317,7 +344,7 @@ export class LocalBatchExecutor implements BatchBackend {
           }, maxSeconds * 1000)
         : undefined
     const runnables = spec.runnables ?? []
-    const background: Array<{ pid: number; done: Promise<number | null> }> = []
+    const background: Started[] = []
     for (const [index, runnable] of runnables.entries()) {
       if (await this.deletionRequested(job)) break
       if (failure && !runnable.alwaysRun) continue
@@ -358,7 +385,7 @@ export class LocalBatchExecutor implements BatchBackend {
         break
       }
       if (code !== 0 && !runnable.ignoreExitStatus) {
-        failure ??= { exitCode: code, what: `runnable ${index} (${describe(runnable)})` }
+        failure ??= { exitCode: code, what: `runnable ${index} (${describe(runnable)})`, stderr: await started.stderrTail }
       }
     }
     if (deadline) clearTimeout(deadline)
@@ -370,7 +397,6 @@ export class LocalBatchExecutor implements BatchBackend {
       await this.transition(job, 'SUCCEEDED', `Job state is set from RUNNING to SUCCEEDED for job ${file.name}.`, 'SUCCEEDED')
       return
     }
-    const tail = await lastLines(join(job.dir, 'stderr.log'), STDERR_TAIL_LINES)
     const exit = failure.exitCode === null ? 'an error' : `exit code ${failure.exitCode}`
     const hint =
       failure.exitCode === 127
@@ -379,8 +405,11 @@ export class LocalBatchExecutor implements BatchBackend {
     await this.transition(
       job,
       'FAILED',
-      `Task state is updated from RUNNING to FAILED on the local executor with ${exit} in ${failure.what}.${hint}${tail ? ` Last lines of stderr:\n${tail}` : ''}`,
+      `Task state is updated from RUNNING to FAILED on the local executor with ${exit} in ${failure.what}.${hint}`,
       'FAILED',
+      false,
+      // What Cloud Batch puts in the failure event's taskExecution.stderrSnippet: the failing runnable's last stderr lines.
+      failure.stderr?.join('\n'),
     )
   }
 
@@ -416,7 +445,7 @@ export class LocalBatchExecutor implements BatchBackend {
     runnable: BatchRunnable,
     env: Record<string, string>,
     mounts: Array<[string, string]>,
-  ): Promise<{ pid: number; done: Promise<number | null> } | { error: string; exitCode: number | null }> {
+  ): Promise<Started | { error: string; exitCode: number | null }> {
     let argv: string[]
     if (runnable.script) {
       const text = rewrite(runnable.script.text ?? '', mounts)
@@ -457,9 +486,15 @@ export class LocalBatchExecutor implements BatchBackend {
     const stderr = createWriteStream(join(job.dir, 'stderr.log'), { flags: 'a' })
     child.stdout.pipe(stdout)
     child.stderr.pipe(stderr)
+    const task = firstTaskOf(job.file.uid)
+    const logs = job.logs!
+    const captured = Promise.all([logs.capture(child.stdout, task, 'stdout'), logs.capture(child.stderr, task, 'stderr', STDERR_TAIL_LINES)])
+    let spawnError: string | undefined
     const done = new Promise<number | null>((resolve) => {
       child.on('error', (err) => {
-        stderr.write(`${argv[0]}: ${err.message}\n`)
+        spawnError = `${argv[0]}: ${err.message}`
+        stderr.write(`${spawnError}\n`)
+        logs.write(task, 'stderr', spawnError)
         resolve(127)
       })
       child.on('close', (code, signal) => resolve(code ?? (signal ? 128 + signalNumber(signal) : null)))
@@ -470,16 +505,21 @@ export class LocalBatchExecutor implements BatchBackend {
     if (child.pid === undefined) {
       return { error: `runnable ${index} (${describe(runnable)}): ${argv[0]} could not be started`, exitCode: await done }
     }
-    return { pid: child.pid, done }
+    // A process that could not be executed closes its pipes without a word: the reason is its stderr.
+    const stderrTail = done.then(async () => {
+      const [, lines] = await captured
+      return spawnError ? [...lines, spawnError].slice(-STDERR_TAIL_LINES) : lines
+    })
+    return { pid: child.pid, done, stderrTail }
   }
 
   /** Records a new state, then publishes its notifications (without waiting for them when `background`). */
-  private async transition(job: LiveJob, state: BatchState, description: string, taskState?: BatchTaskState, background = false) {
+  private async transition(job: LiveJob, state: BatchState, description: string, taskState?: BatchTaskState, background = false, stderr?: string) {
     // Once deletion has begun, the execution racing it must not move the job anywhere else.
     if (job.cancelled && state !== 'DELETION_IN_PROGRESS') return
     const previous = job.file.state
     job.file.state = state
-    job.file.events.push({ at: this.deps.clock.now().toISOString(), description, newState: state })
+    job.file.events.push({ at: this.deps.clock.now().toISOString(), description, newState: state, ...(stderr ? { stderr } : {}) })
     await this.persist(job)
     const notified = this.notify(job.file, previous, state, taskState)
     if (!background) await notified
@@ -592,7 +632,12 @@ function view(file: JobFile): BatchJobView {
     uid: file.uid,
     state: file.state,
     labels: file.labels,
-    events: file.events.map((e): BatchJobEvent => ({ at: new Date(e.at), description: e.description, newState: e.newState })),
+    events: file.events.map((e): BatchJobEvent => ({
+      at: new Date(e.at),
+      description: e.description,
+      newState: e.newState,
+      ...(e.stderr ? { stderr: e.stderr } : {}),
+    })),
   }
 }
 
@@ -673,10 +718,4 @@ const signalNumber = (s: NodeJS.Signals) => SIGNALS[s] ?? 0
 
 function closeStream(s: NodeJS.WritableStream): Promise<void> {
   return new Promise((resolve) => s.end(resolve))
-}
-
-async function lastLines(path: string, n: number): Promise<string> {
-  if (!existsSync(path)) return ''
-  const text = (await readFile(path, 'utf8')).trimEnd()
-  return text.split('\n').slice(-n).join('\n')
 }

@@ -12,6 +12,12 @@ export interface BatchJobEvent {
   at?: Date
   description: string
   newState?: string
+  /**
+   * On a task's failure, the last lines the failing runnable wrote to stderr: the local executor
+   * knows them (as Batch's v1alpha `taskExecution.stderrSnippet` does; its v1 API has no such
+   * field, so for Cloud Batch they are read from Cloud Logging).
+   */
+  stderr?: string
 }
 
 /** What the orchestrator needs to know about a job, from either backend. */

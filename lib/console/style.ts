@@ -38,6 +38,10 @@ caption { text-align: left; font-weight: 600; padding: 0.3rem 0; }
 th, td { text-align: left; vertical-align: top; padding: 0.4rem 0.5rem; border-bottom: 1px solid var(--line); }
 thead th { color: var(--muted); font-weight: 600; white-space: nowrap; background: var(--bg); }
 table.fields th { width: 12rem; color: var(--muted); font-weight: 600; }
+.log { max-height: 36rem; overflow: auto; }
+.log code.line { white-space: pre-wrap; word-break: break-word; }
+.log tr.stderr td { color: var(--warn); }
+.log td:first-child { white-space: nowrap; }
 code, .mono { font-family: "DejaVu Sans Mono", "Liberation Mono", Menlo, monospace; font-size: 0.88rem; word-break: break-all; }
 .badge { display: inline-block; padding: 0.05rem 0.5rem; border-radius: 999px; font-size: 0.82rem; font-weight: 600; border: 1px solid currentColor; white-space: nowrap; }
 .badge.ok { color: var(--ok); background: var(--ok-bg); }

@@ -5,6 +5,7 @@ import { PubSub } from '@google-cloud/pubsub'
 import { computeDeps, type ComputeAdapters } from '../../functions/compute/deps.js'
 import { seedPipelines } from '../../domain/pipelines/catalogue.js'
 import { LocalBatchExecutor } from '../../lib/batch/local.js'
+import { LocalLogReader } from '../../lib/batch/local-logs.js'
 import { LocalObjectStorage } from '../../lib/storage.js'
 import type { makeWorld } from './world.js'
 
@@ -28,7 +29,7 @@ export async function localCompute(world: Awaited<ReturnType<typeof makeWorld>>,
     },
     { pubsub, log: world.deps.log, clock: world.deps.clock },
   )
-  const deps = computeDeps(world.deps, { batch, storage, ...adapters })
+  const deps = computeDeps(world.deps, { batch, logs: new LocalLogReader(join(root, 'work')), storage, ...adapters })
   await seedPipelines(deps.pipelines)
   return {
     deps,

@@ -106,6 +106,7 @@ export const READ_FIXTURES: Record<string, ReadFixture> = {
   listRunsByOrder: (t) => ({ path: `/runs/by-order/${t.order.id}` }),
   getRun: (t) => ({ path: `/runs/${t.run}` }),
   listRunOutputs: (t) => ({ path: `/runs/${t.run}/outputs` }),
+  getRunLogs: (t) => ({ path: `/runs/${t.run}/logs`, filtered: [`/runs/${t.run}/logs?stream=stderr`] }),
   // clinical data
   listSubjects: (t) => ({ path: '/subjects', filtered: [`/subjects?external_id=${t.subject.external_id}`] }),
   getSubject: (t) => ({ path: `/subjects/${t.subject.id}` }),
@@ -211,6 +212,7 @@ export const PAGE_FIXTURES: Record<string, ((t: TenantRecords) => string) | 'pub
   'compute /console/p/:project': (t) => `/console/p/${t.project.id}`,
   'compute /console/p/:project/runs': (t) => `/console/p/${t.project.id}/runs`,
   'compute /console/p/:project/runs/:id': (t) => `/console/p/${t.project.id}/runs/${t.run}`,
+  'compute /console/p/:project/runs/:id/log': (t) => `/console/p/${t.project.id}/runs/${t.run}/log`,
   'compute /console/p/:project/runs/:id/download': (t) => `/console/p/${t.project.id}/runs/${t.run}/download?path=hello.txt`,
   'compute /console/p/:project/pipelines': (t) => `/console/p/${t.project.id}/pipelines`,
   'compute /console/p/:project/pipelines/:id': (t) => `/console/p/${t.project.id}/pipelines/${t.pipeline.id}`,

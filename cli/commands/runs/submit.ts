@@ -19,6 +19,7 @@ interface SubmitOptions {
   profileName?: string
   idempotencyKey?: string
   watch?: boolean
+  logs?: boolean
   interval: number
 }
 
@@ -37,11 +38,13 @@ export function register(runs: Command, cli: Cli) {
     .option('--profile-name <name>', "the pipeline's execution profile (shown in the run details)")
     .option('--idempotency-key <key>', 'reuse a key to make a repeated submission return the first run instead of a second one (default: a new key)')
     .option('--watch', 'then watch the run to its end, with the exit codes of runs watch (0 succeeded, 1 failed, 2 cancelled)')
+    .option('--logs', "with --watch: print the run's log lines as they come, its status changes between them")
     .option('--interval <seconds>', 'with --watch: seconds between polls', interval, DEFAULT_INTERVAL_S)
     .addHelpText(
       'after',
       examples(
         'platform runs submit hello-local --param greeting=hi --watch',
+        'platform runs submit hello-local --watch --logs; echo "exit $?"    # the run\'s log, then its exit code (0, 1 or 2)',
         'platform runs submit hereditary-mock --param case_id=C1 --param child_fastq=gs://b/c_R1.fq.gz,gs://b/c_R2.fq.gz --order ORD-7 --tag trio',
         'platform runs submit nfcore-demo --params-file params.json --param \'hpo_terms:=["HP:0001250"]\'',
       ),
@@ -50,6 +53,7 @@ export function register(runs: Command, cli: Cli) {
       action(cli, async (session, command) => {
         const [ref] = command.processedArgs as [string]
         const opts = command.opts<SubmitOptions>()
+        if (opts.logs && !opts.watch) throw usageError('--logs goes with --watch (or follow a run with: platform runs logs <run> --follow)')
         let fromFile: Record<string, unknown> = {}
         if (opts.paramsFile !== undefined) {
           const path = opts.paramsFile
@@ -74,7 +78,8 @@ export function register(runs: Command, cli: Cli) {
         // One key for this submission: the client's retries after a lost answer then return the same run.
         const run = await client.submitRun(project, body, opts.idempotencyKey ?? randomUUID())
         // With --watch and json or yaml the output is the watch's alone, as runs watch prints it: one document per status change.
-        if (opts.watch && session.out.structured) return watchRun(session, run.id, opts.interval)
+        const logs = opts.logs ? {} : undefined
+        if (opts.watch && session.out.structured) return watchRun(session, run.id, opts.interval, logs)
         session.out.result(run, () =>
           fields([
             ['id', run.id],
@@ -83,7 +88,7 @@ export function register(runs: Command, cli: Cli) {
             ['pipeline', `${pipeline.slug} ${pipeline.version}`],
           ]),
         )
-        if (opts.watch) return watchRun(session, run.id, opts.interval)
+        if (opts.watch) return watchRun(session, run.id, opts.interval, logs)
         if (session.out.human) session.out.note(`Follow it with: platform runs watch ${run.id}`)
       }),
     )

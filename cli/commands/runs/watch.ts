@@ -1,10 +1,11 @@
 import { InvalidArgumentError, type Command } from 'commander'
-import { AbortedError, isTransient, sleep, TERMINAL_STATUSES, type Run, type RunStatus } from '../../client.js'
+import { AbortedError, isTransient, sleep, TERMINAL_STATUSES, type PlatformClient, type Run } from '../../client.js'
 import { action, type Cli, type Session } from '../../context.js'
-import { EXIT, explain, type ExitCode } from '../../errors.js'
+import { EXIT, EXIT_FOR, explain, type ExitCode } from '../../errors.js'
 import { examples } from '../../help.js'
 import { formatDuration, formatTime } from '../../output.js'
 import { runDuration } from '../../views.js'
+import { printRunLog, type LogOptions } from './logs.js'
 
 const MIN_INTERVAL_S = 0.5
 export const DEFAULT_INTERVAL_S = 10
@@ -12,12 +13,6 @@ export const DEFAULT_INTERVAL_S = 10
 const MAX_CONSECUTIVE_FAILURES = 5
 /** How often the elapsed time on a terminal is redrawn between polls. */
 const TICK_MS = 1000
-
-const EXIT_FOR: Record<Exclude<RunStatus, 'queued' | 'running'>, ExitCode> = {
-  succeeded: EXIT.ok,
-  failed: EXIT.runFailed,
-  cancelled: EXIT.runCancelled,
-}
 
 export function interval(value: string): number {
   const n = Number(value)
@@ -55,10 +50,31 @@ async function wait(session: Session, ms: number, signal: AbortSignal, line: () 
   }
 }
 
-async function follow(session: Session, ref: string, seconds: number, signal: AbortSignal): Promise<ExitCode> {
+async function follow(session: Session, ref: string, seconds: number, signal: AbortSignal, logs?: Omit<LogOptions, 'follow'>): Promise<ExitCode> {
   const client = session.client(signal)
   const project = await session.projectId(client)
   const { id } = await session.run(client, project, ref)
+  // The log is followed beside the status polls; the watch ends when both have: the run's end, then its last lines.
+  let logFailure: { error: unknown } | undefined
+  const printing = logs
+    ? printRunLog(session, client, project, id, { ...logs, follow: true }, signal).catch((error: unknown) => {
+        logFailure = { error }
+      })
+    : undefined
+  const code = await watchStatus(session, client, project, id, seconds, signal)
+  await printing
+  if (logFailure) throw logFailure.error
+  return code
+}
+
+async function watchStatus(
+  session: Session,
+  client: PlatformClient,
+  project: string,
+  id: string,
+  seconds: number,
+  signal: AbortSignal,
+): Promise<ExitCode> {
   let last: Run | undefined
   let since = Date.now()
   let failures = 0
@@ -91,12 +107,12 @@ async function follow(session: Session, ref: string, seconds: number, signal: Ab
  * spent in the current state, redrawn in place. Exit code 0, 1 or 2 by the run's outcome; 130 when
  * Ctrl-C stops the watch (never the run).
  */
-export async function watchRun(session: Session, ref: string, seconds: number): Promise<ExitCode> {
+export async function watchRun(session: Session, ref: string, seconds: number, logs?: Omit<LogOptions, 'follow'>): Promise<ExitCode> {
   const stop = new AbortController()
   const onInterrupt = () => stop.abort()
   process.once('SIGINT', onInterrupt)
   try {
-    return await follow(session, ref, seconds, stop.signal)
+    return await follow(session, ref, seconds, stop.signal, logs)
   } catch (error) {
     if (!(error instanceof AbortedError)) throw error
     session.out.note(`Stopped watching run ${ref}; the run goes on (platform runs status ${ref}).`)

@@ -22,6 +22,7 @@ export function linksOf(c: Context<ComputeEnv>, project: ConsoleProject['project
     run: (id) => `${base}/runs/${id}`,
     cancel: (id) => `${base}/runs/${id}/cancel`,
     relaunch: (id) => `${base}/runs/${id}/relaunch`,
+    log: (id, stream) => `${base}/runs/${id}/log${stream ? `?stream=${stream}` : ''}`,
     download: (id, path) => `${base}/runs/${id}/download?${new URLSearchParams({ path }).toString()}`,
     pipelines: () => `${base}/pipelines`,
     pipeline: (id) => `${base}/pipelines/${id}`,

@@ -24,7 +24,8 @@ import { outputLocation, type RunRecord } from '../../../domain/runs/store.js'
 import { cancelRun, relaunchRun, runOutputs } from '../actions.js'
 import type { ComputeEnv } from '../deps.js'
 import { computeConsole, enter, KEY_RE, linksOf } from './app.js'
-import { cancelQuestion, runPage, runsList } from './views.js'
+import { readRunLog } from '../logs.js'
+import { cancelQuestion, RUN_PAGE_LOG_LINES, runLogPage, runPage, runsList, type LogLine } from './views.js'
 
 /**
  * Runs: the project's list (filters, pages, refreshed while a listed run is active), a run's page
@@ -83,6 +84,7 @@ computeConsole.get('/p/:project/runs/:id', async (c) => {
   const run = await loadRun(c, s.project.id, c.req.param('id'))
   const links = linksOf(c, s.project, s.principal)
   const canReadFiles = canInProject(s.principal, s.project, 'file.read')
+  const logTail = await lastLines(c, run)
   const listed =
     canReadFiles && TERMINAL.has(run.status)
       ? await runOutputs(c.get('deps'), run, { pageSize: DEFAULT_PAGE_SIZE, pageToken: c.req.query('page_token') || undefined })
@@ -97,12 +99,55 @@ computeConsole.get('/p/:project/runs/:id', async (c) => {
     body: runPage({
       run,
       links,
+      logTail,
       session: s,
       canCancel: canInProject(s.principal, s.project, 'run.cancel'),
       relaunchKey: canInProject(s.principal, s.project, 'run.submit') ? randomUUID() : undefined,
       canReadFiles,
       outputs: listed && { items: listed.items, pager: pager(c, listed.nextPageToken) },
     }),
+  })
+})
+
+/** The end of the run's log for its page; a log that cannot be read now (Cloud Logging down) leaves the page without it. */
+async function lastLines(c: Context<ComputeEnv>, run: RunRecord): Promise<LogLine[]> {
+  if (!run.job) return []
+  const deps = c.get('deps')
+  try {
+    const lines = await deps.logs.tail(
+      { name: run.job.name, uid: run.job.uid, created: run.job.created_at.toDate() },
+      RUN_PAGE_LOG_LINES,
+      undefined,
+      deps.log,
+    )
+    return lines.map((l) => ({ time: l.time.toISOString(), task: l.task, stream: l.stream, text: l.text }))
+  } catch (error) {
+    deps.log.warn("could not read the end of a run's log for its page", { run_id: run.id, error })
+    return []
+  }
+}
+
+/** The run's whole log, LOG_PAGE_LINES lines a page, as GET /runs/{id}/logs pages it; reloaded while the run goes on. */
+const LOG_PAGE_LINES = 1000
+computeConsole.get('/p/:project/runs/:id/log', async (c) => {
+  const s = await consoleProject(c, 'run.read')
+  const header = enter(c, s)
+  const run = await loadRun(c, s.project.id, c.req.param('id'))
+  const links = linksOf(c, s.project, s.principal)
+  const asked = c.req.query('stream')
+  if (asked !== undefined && asked !== 'stdout' && asked !== 'stderr') throw badRequest('stream: stdout or stderr')
+  const page = await readRunLog(c.get('deps'), run, { stream: asked, page_size: LOG_PAGE_LINES, page_token: c.req.query('page_token') || undefined })
+  return renderConsole(c, {
+    title: `Log of run ${run.name}`,
+    section: 'runs',
+    session: s,
+    project: header,
+    crumbs: [
+      { href: links.runs(), text: 'Runs' },
+      { href: links.run(run.id), text: run.name },
+    ],
+    refresh: page.nextPageToken ? REFRESH_SECONDS : undefined,
+    body: runLogPage({ run, links, lines: page.lines, stream: asked, pager: pager(c, page.nextPageToken), complete: !page.nextPageToken }),
   })
 })
 

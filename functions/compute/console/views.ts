@@ -21,6 +21,8 @@ export interface Links {
   /** Where the Relaunch and Resume buttons post. */
   relaunch(runId: string): string
   download(runId: string, path: string): string
+  /** The run's whole log, a page at a time (of one stream, when given). */
+  log(runId: string, stream?: 'stdout' | 'stderr'): string
   /** The clinical console's order page, when the clinical service's address is known. */
   order?(id: string): string
   /** A run's audit history, for a person who may read it (lib/console historyUrl). */
@@ -132,6 +134,8 @@ export interface Output {
 export function runPage(opts: {
   run: RunRecord
   links: Links
+  /** The log's last lines (RUN_PAGE_LOG_LINES at most). */
+  logTail: LogLine[]
   outputs?: { items: Output[]; pager: Raw }
   canCancel: boolean
   /** The idempotency key of the Relaunch and Resume form (a form sent twice makes one run), when the person may submit runs. */
@@ -240,8 +244,81 @@ export function runPage(opts: {
           </div>`
         : html`<p class="muted">No parameters.</p>`
     }
+    <h2>Log</h2>
+    ${
+      opts.logTail.length
+        ? html`<p class="muted">
+              The last ${opts.logTail.length === RUN_PAGE_LOG_LINES ? `${RUN_PAGE_LOG_LINES} lines` : 'lines'} the run's tasks wrote.
+              <a href="${links.log(run.id)}" id="whole-log">The whole log</a>,
+              <a href="${links.log(run.id, 'stderr')}" id="stderr-log">its stderr alone</a>.
+            </p>
+            ${logTable(opts.logTail, 'The end of the log')}`
+        : html`<p class="muted" id="no-log">${run.job ? 'Nothing written yet.' : 'The log begins once the run has started.'}</p>`
+    }
     <h2>Outputs</h2>
     ${outputsSection(opts)}`
+}
+
+/** How many of its last log lines a run's page shows. */
+export const RUN_PAGE_LOG_LINES = 50
+
+/** A run's log lines as the API gives them (functions/compute/logs.ts). */
+export interface LogLine {
+  time: string
+  task: string
+  stream: string
+  text: string
+}
+
+/** Log lines as a table: time, stream, line (stderr lines marked, in words and in colour). */
+function logTable(lines: LogLine[], caption: string): Raw {
+  return html`<div class="table-wrap log" tabindex="0" role="region" aria-label="${caption}">
+    <table id="log">
+      <caption>
+        ${caption}
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Time</th>
+          <th scope="col">Stream</th>
+          <th scope="col">Line</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${lines.map(
+          (l) =>
+            html`<tr class="${l.stream}">
+              <td>${time(l.time)}</td>
+              <td>${l.stream}</td>
+              <td><code class="line">${l.text}</code></td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`
+}
+
+/** The run's whole log, a page of lines at a time, of one stream or both. */
+export function runLogPage(opts: {
+  run: RunRecord
+  links: Links
+  lines: LogLine[]
+  stream?: 'stdout' | 'stderr'
+  pager: Raw
+  complete: boolean
+}): Raw {
+  const { run, links, stream } = opts
+  const choice = (to: 'stdout' | 'stderr' | undefined, text: string) =>
+    to === stream ? html`<strong aria-current="page">${text}</strong>` : html`<a href="${links.log(run.id, to)}">${text}</a>`
+  return html`<h1>Log of run ${run.name}</h1>
+    <p id="run-status">${statusBadge(run.status)} <a href="${links.run(run.id)}">Back to the run</a></p>
+    <p>Show: ${choice(undefined, 'both streams')} · ${choice('stdout', 'stdout')} · ${choice('stderr', 'stderr')}</p>
+    ${
+      opts.lines.length
+        ? logTable(opts.lines, stream ? `Lines of ${stream}` : 'Lines of stdout and stderr')
+        : html`<p class="muted" id="no-log">${opts.complete ? 'No lines.' : 'No lines yet: this page reloads while the run goes on.'}</p>`
+    }
+    ${opts.pager}`
 }
 
 function outputsSection(opts: { run: RunRecord; links: Links; outputs?: { items: Output[]; pager: Raw }; canReadFiles: boolean }): Raw {

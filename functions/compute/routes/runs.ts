@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
+import { streamSSE } from 'hono/streaming'
 import { iso } from '../../../lib/db.js'
 import { badRequest, notFound } from '../../../lib/errors.js'
 import { requires, resourceApp, type Prefetch } from '../../../lib/http.js'
@@ -8,6 +9,7 @@ import { commonErrors, conflictError, IdParam, json } from '../../../lib/openapi
 import { PageQuery, pageHeaders, pageResponse, pageSizeOf } from '../../../lib/pagination.js'
 import type { RunRecord } from '../../../domain/runs/store.js'
 import { cancelRun, relaunchRun, runOutputs, submitRun } from '../actions.js'
+import { followRunLog, LogLine, readRunLog, RunLogQuery, waitRunLog } from '../logs.js'
 import type { ComputeDeps, ComputeEnv } from '../deps.js'
 import { OrderParam, RelaunchRun, Run, RunListQuery, RunOutput, SubmitRun } from '../schemas.js'
 
@@ -217,5 +219,79 @@ runs.openapi(
     const { run, replayed } = await relaunchRun(c, c.req.valid('param').id, c.req.valid('json'), c.req.valid('header')['idempotency-key'])
     if (replayed) c.header('Idempotent-Replayed', 'true')
     return c.json(toRun(run), 201)
+  },
+)
+
+/** A stream lasts at most this long; the client reconnects with Last-Event-ID (EventSource does by itself) and goes on. */
+export const MAX_STREAM_SECONDS = 300
+
+runs.openapi(
+  createRoute({
+    operationId: 'getRunLogs',
+    method: 'get',
+    path: '/runs/{id}/logs',
+    tags: ['runs'],
+    summary: "The run's log: its tasks' stdout and stderr lines, oldest first; followed by a long poll (wait) or server-sent events",
+    description: [
+      "Each line has its time, task and stream. Pages follow the platform's scheme (page_size, page_token, X-Next-Page-Token); a",
+      'page without X-Next-Page-Token is the end: the run has ended and every line is read. While the run can still write, every',
+      'page has a next token (an empty page too): read again with it to follow. `wait=N` holds an empty answer up to N seconds',
+      'until a line comes. With `Accept: text/event-stream` the answer is a stream of server-sent events: `lines` events (data: a',
+      'JSON array of lines; id: the page token after them, so a reconnection with Last-Event-ID goes on from there), then one',
+      `\`end\` event (data: {"status": <the run's status>}) when the log is complete. A stream is closed after ${MAX_STREAM_SECONDS} s without \`end\`:`,
+      'reconnect with Last-Event-ID.',
+    ].join(' '),
+    middleware: [read] as const,
+    request: {
+      params: IdParam,
+      query: RunLogQuery,
+      headers: z.object({
+        'last-event-id': z.string().optional().openapi({ description: 'Server-sent events: the id of the last event received (a page token)' }),
+      }),
+    },
+    responses: {
+      200: {
+        description: 'Log lines (JSON), or a stream of server-sent events (Accept: text/event-stream)',
+        headers: pageHeaders,
+        content: {
+          'application/json': { schema: z.array(LogLine) },
+          'text/event-stream': { schema: z.string().openapi({ description: 'event: lines | end; id: page token; data: JSON' }) },
+        },
+      },
+      ...commonErrors,
+    },
+  }),
+  async (c) => {
+    const run = await loadRun(c, c.req.valid('param').id)
+    const { wait, ...query } = c.req.valid('query')
+    const deps = c.get('deps')
+    if ((c.req.header('accept') ?? '').includes('text/event-stream')) {
+      const selection = { ...query, page_token: query.page_token ?? c.req.valid('header')['last-event-id'] }
+      // A bad token is a 400 before the stream starts, not an error event inside it.
+      const first = await readRunLog(deps, run, selection)
+      return streamSSE(c, async (stream) => {
+        const stop = new AbortController()
+        stream.onAbort(() => stop.abort())
+        const deadline = performance.now() + MAX_STREAM_SECONDS * 1000
+        const pages = (async function* () {
+          yield { ...first, run }
+          if (first.nextPageToken)
+            yield* followRunLog(deps, run, { ...selection, page_token: first.nextPageToken }, { signal: stop.signal, deadline })
+        })()
+        try {
+          for await (const page of pages) {
+            if (page.lines.length) await stream.writeSSE({ event: 'lines', id: page.nextPageToken ?? '', data: JSON.stringify(page.lines) })
+            if (!page.nextPageToken) await stream.writeSSE({ event: 'end', data: JSON.stringify({ status: page.run.status }) })
+          }
+        } catch (error) {
+          // The 200 is sent: a failure on the way (the log unreadable) is the stream's last event, in the error shape, its
+          // cause in our log only (Hono's own error handling would send the exception's message to the client).
+          deps.log.error('run log stream failed', { run_id: run.id, error })
+          await stream.writeSSE({ event: 'error', data: JSON.stringify({ detail: 'the log could not be read; reconnect to go on' }) })
+        }
+      })
+    }
+    const page = wait ? await waitRunLog(deps, run, query, wait, c.req.raw.signal) : await readRunLog(deps, run, query)
+    return pageResponse(c, { items: page.lines, nextPageToken: page.nextPageToken })
   },
 )

@@ -1,10 +1,12 @@
-import { writeFile } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Pipeline, Run } from '../../../cli/client.js'
 import { CLEAR_LINE } from '../../../cli/output.js'
+import { JobLogWriter, LocalLogReader } from '../../../lib/batch/local-logs.js'
+import { systemClock } from '../../../lib/clock.js'
 import { SettingsStore } from '../../../cli/settings.js'
 import { newId } from '../../../lib/ids.js'
 import { grant } from '../../../domain/tenancy/seed.js'
@@ -553,6 +555,89 @@ describe('platform pipelines and runs', async () => {
         [id, 'queued'],
         [id, 'cancelled'],
       ])
+    })
+  })
+
+  describe('runs logs', () => {
+    /** Makes the run running with a job whose log is written here as the local executor writes it. */
+    async function withLog(run: Run) {
+      const jobId = `run-${run.id}`
+      const dir = join((platform.compute.logs as LocalLogReader).workRoot, jobId)
+      await mkdir(dir, { recursive: true })
+      await platform.compute.runs.applyJobState(run.id, {
+        status: 'running',
+        at: new Date(),
+        source: 'test',
+        job: { name: `projects/p/locations/r/jobs/${jobId}`, uid: `${jobId}-uid` },
+      })
+      const writer = new JobLogWriter(dir, systemClock)
+      return {
+        write: (stream: 'stdout' | 'stderr', text: string) => writer.write(`${jobId}-uid-group0-0`, stream, text),
+        close: () => writer.close(),
+      }
+    }
+
+    it('prints what the log holds now, one line each; --stream picks one stream; --json one document per line', async () => {
+      const run = await submitHello()
+      const log = await withLog(run)
+      log.write('stdout', 'reading sample sheet')
+      log.write('stderr', 'warning: 2 samples without sex')
+      log.write('stdout', 'aligning')
+      await log.close()
+      const all = await cli(['runs', 'logs', run.name])
+      expect(all.code, all.stderr).toBe(0)
+      expect(all.stdout).toBe('reading sample sheet\nwarning: 2 samples without sex\naligning\n')
+      expect((await cli(['runs', 'logs', run.id, '--stream', 'stderr'])).stdout).toBe('warning: 2 samples without sex\n')
+      const json = (await cli(['runs', 'logs', run.id, '--json'])).stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { stream: string; text: string; task: string; time: string })
+      expect(json.map((l) => [l.stream, l.text])).toEqual([
+        ['stdout', 'reading sample sheet'],
+        ['stderr', 'warning: 2 samples without sex'],
+        ['stdout', 'aligning'],
+      ])
+      expect(json[0]!.task).toBe(`run-${run.id}-uid-group0-0`)
+      expect((await cli(['runs', 'logs', run.id, '--timestamps'])).stdout).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ reading sample sheet$/m)
+      expect((await cli(['runs', 'logs', run.id, '--stream', 'stdin'])).code).toBe(3)
+    })
+
+    it('follows the log as lines come until the run ends, and exits with its outcome', async () => {
+      const run = await submitHello()
+      const log = await withLog(run)
+      log.write('stdout', 'step 1')
+      const follow = startMain(['runs', 'logs', run.id, '--follow'], { configDir: home })
+      await follow.waitFor('step 1\n')
+      log.write('stderr', 'step 2 failed: out of memory')
+      await follow.waitFor('out of memory\n')
+      await log.close()
+      await apply(run.id, 'failed', { error_message: 'exit code 137' })
+      const done = await follow.exited
+      expect(done.code).toBe(1)
+      expect(done.stdout).toBe('step 1\nstep 2 failed: out of memory\n')
+    })
+
+    it("streams the log with runs submit --watch --logs, between the status changes, and exits with the run's exit code", async () => {
+      const watch = startMain(['runs', 'submit', 'hello-local', '--watch', '--logs', '--interval', '0.5'], { configDir: home })
+      await watch.waitFor(/\squeued\n/)
+      const id = /^id\s+(\S+)$/m.exec(watch.stdout())![1]!
+      const log = await withLog(parseJson<Run>(await cli(['runs', 'status', id, '--json'])))
+      await watch.waitFor(/\srunning\n/)
+      log.write('stdout', 'hello from the task')
+      await watch.waitFor('hello from the task\n')
+      await log.close()
+      await apply(id, 'succeeded', { output: `gs://${world.project.bucket_name}/runs/${id}/` })
+      const done = await watch.exited
+      expect(done.code, done.stderr).toBe(0)
+      const lines = done.stdout.trim().split('\n')
+      expect(lines.indexOf('hello from the task')).toBeGreaterThan(lines.findIndex((l) => /\srunning$/.test(l)))
+      expect(lines.at(-1)).toMatch(/\ssucceeded(\s|$)/)
+    })
+
+    it('refuses --logs without --watch, exit code 3', async () => {
+      const res = await cli(['runs', 'submit', 'hello-local', '--logs'])
+      expect(res.code).toBe(3)
+      expect(res.stderr).toContain('--logs goes with --watch')
     })
   })
 

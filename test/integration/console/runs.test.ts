@@ -188,6 +188,13 @@ describe('the runs console', async () => {
       await expect(text(page, '#params')).resolves.toContain('bonjour')
       await expect(page.locator('main[data-refresh]').count()).resolves.toBe(0)
       await checkPage(page, 'run-succeeded')
+      // The end of its log, and the whole log a click away.
+      await expect(text(page, '#log')).resolves.toContain(`hello-local: wrote`)
+      await page.click('#whole-log')
+      await expect(text(page, 'h1')).resolves.toBe(`Log of run ${run.name}`)
+      await expect(text(page, '#log')).resolves.toMatch(/stdout\s+hello-local: wrote \S+hello\.txt/)
+      await checkPage(page, 'run-log')
+      await page.goBack()
 
       // The output's link answers with a signed address of the storage, which serves the file.
       const link = page.locator('#outputs a', { hasText: 'hello.txt' })

@@ -181,7 +181,8 @@ describe('job state changed', () => {
     const after = await runOf(run.id)
     expect(after.status).toBe('failed')
     expect(after.error_message).toContain('exit code 4')
-    expect(after.error_message).toContain('BAM index missing for sample S9')
+    // It ends with the failing task's last stderr lines.
+    expect(after.error_message).toMatch(/\nLast lines of stderr:\nBAM index missing for sample S9$/)
     expect(after.job).toMatchObject({ name: created.name, uid: created.uid })
   })
 

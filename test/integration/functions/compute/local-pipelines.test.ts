@@ -38,8 +38,9 @@ describe('compute: the local-suite pipelines really run', async () => {
   it('fail-local fails with its message on stderr in the job events', async () => {
     const { job } = await runToEnd('fail-local', {})
     expect(job.state).toBe('FAILED')
-    const failure = job.events.map((e) => e.description).join('\n')
-    expect(failure).toMatch(/exit code 3/)
-    expect(failure).toMatch(/fail-local: this pipeline always fails/)
+    const failure = job.events.at(-1)!
+    expect(failure.description).toMatch(/exit code 3/)
+    // The failing runnable's last stderr lines, as Batch's stderrSnippet carries them.
+    expect(failure.stderr).toMatch(/fail-local: this pipeline always fails/)
   })
 })

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { PubSub } from '@google-cloud/pubsub'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createBatchBackend, hostEnvironment } from '../../../../lib/batch/index.js'
+import { createBatchBackend, createLogReader, hostEnvironment } from '../../../../lib/batch/index.js'
 import { buildRunJob, type JobSettings } from '../../../../domain/runs/batch-job.js'
 import { LocalBatchExecutor } from '../../../../lib/batch/local.js'
 import { NOTIFICATION_ATTRIBUTES, readNotification } from '../../../../lib/batch/notifications.js'
@@ -99,7 +99,7 @@ describe('the local Batch executor', () => {
     expect(forJob(created.name).filter((m) => m.attributes.Type === 'TASK_STATE_CHANGED')).toEqual([])
   })
 
-  it('fails a job that exits non-zero, with the exit code and the last stderr lines in its events and a task notification', async () => {
+  it("fails a job that exits non-zero, with the exit code and the failing runnable's last stderr lines in its events and a task notification", async () => {
     const run = runFor(shell('echo "aligning"; echo "reference genome not found: /ref/hg38.fa" >&2; exit 3'))
     const created = await executor.createJob(buildRunJob(settings, run))
     await executor.settled(created.name)
@@ -109,7 +109,7 @@ describe('the local Batch executor', () => {
     const failure = job!.events.at(-1)!
     expect(failure.newState).toBe('FAILED')
     expect(failure.description).toContain('exit code 3')
-    expect(failure.description).toContain('reference genome not found: /ref/hg38.fa')
+    expect(failure.stderr).toBe('reference genome not found: /ref/hg38.fa')
 
     await events.waitFor(
       () =>
@@ -126,6 +126,29 @@ describe('the local Batch executor', () => {
       NewTaskState: 'FAILED',
       Region: config.batch.region,
     })
+  })
+
+  it('captures each line a task writes, with its time, task and stream, in the order it arrived, for the log reader', async () => {
+    // Two pipes race: lines of different streams are in order when written apart in time.
+    const run = runFor(
+      shell('echo one; sleep 0.1; echo two >&2; sleep 0.1; echo three; sleep 0.1; echo four >&2; sleep 0.1; printf "no newline at the end"'),
+    )
+    const created = await executor.createJob(buildRunJob(settings, run))
+    await executor.settled(created.name)
+    const reader = createLogReader(config)
+    const job = { name: created.name, uid: created.uid, created: new Date(0) }
+    const { lines, atEnd } = await reader.read({ job, limit: 100 })
+    expect(lines.map((l) => [l.stream, l.text])).toEqual([
+      ['stdout', 'one'],
+      ['stderr', 'two'],
+      ['stdout', 'three'],
+      ['stderr', 'four'],
+      ['stdout', 'no newline at the end'],
+    ])
+    expect(new Set(lines.map((l) => l.task))).toEqual(new Set([`${created.uid}-group0-0`]))
+    expect(lines.every((l, i) => i === 0 || l.time >= lines[i - 1]!.time)).toBe(true)
+    expect(atEnd).toBe(true)
+    expect((await reader.tail(job, 1, 'stderr')).map((l) => l.text)).toEqual(['four'])
   })
 
   it('creates a job once for a repeated request, and runs it once', async () => {
@@ -313,10 +336,10 @@ describe('the local Batch executor', () => {
     )
     const created = await noEngine.createJob(buildRunJob(settings, run))
     await noEngine.settled(created.name)
-    const failure = (await noEngine.getJob(created.name))!.events.at(-1)!.description
-    expect(failure).toContain('exit code 127')
-    expect(failure).toContain('nextflow: command not found; a direct_nextflow job needs the engine of nextflow/nextflow:24.10.0')
-    expect(failure).toContain('must be installed here')
+    const failure = (await noEngine.getJob(created.name))!.events.at(-1)!
+    expect(failure.description).toContain('exit code 127')
+    expect(failure.stderr).toContain('nextflow: command not found; a direct_nextflow job needs the engine of nextflow/nextflow:24.10.0')
+    expect(failure.description).toContain('must be installed here')
   })
 
   it('runs a direct_wdl job through its real script: the WDL fetched, inputs keyed by workflow, metadata captured', async () => {

@@ -1,7 +1,7 @@
 import { Timestamp } from '@google-cloud/firestore'
 import { html } from '../../../../lib/console/index.js'
 import { describe, expect, it } from 'vitest'
-import { duration, runPage, runsList, type Links } from '../../../../functions/compute/console/views.js'
+import { duration, runLogPage, runPage, runsList, type Links, type LogLine } from '../../../../functions/compute/console/views.js'
 import type { RunRecord } from '../../../../domain/runs/store.js'
 
 const links: Links = {
@@ -10,6 +10,7 @@ const links: Links = {
   cancel: (id) => `/runs/${id}/cancel`,
   relaunch: (id) => `/runs/${id}/relaunch`,
   download: (id, path) => `/runs/${id}/download?path=${path}`,
+  log: (id, stream) => `/runs/${id}/log${stream ? `?stream=${stream}` : ''}`,
   pipelines: () => '/pipelines',
   pipeline: (id) => `/pipelines/${id}`,
   launch: (id) => `/pipelines/${id}/launch`,
@@ -33,8 +34,8 @@ const run = (patch: Partial<RunRecord> = {}): RunRecord =>
     ...patch,
   }) as RunRecord
 const session = { key: 'k' } as Parameters<typeof runPage>[0]['session']
-const page = (r: RunRecord, opts: { canCancel?: boolean; relaunchKey?: string } = {}) =>
-  runPage({ run: r, links, session, canCancel: opts.canCancel ?? true, relaunchKey: opts.relaunchKey, canReadFiles: true }).value
+const page = (r: RunRecord, opts: { canCancel?: boolean; relaunchKey?: string; logTail?: LogLine[] } = {}) =>
+  runPage({ run: r, links, session, canCancel: opts.canCancel ?? true, relaunchKey: opts.relaunchKey, canReadFiles: true, logTail: opts.logTail ?? [] }).value
 
 describe("the runs console's views", () => {
   it.each([
@@ -54,7 +55,7 @@ describe("the runs console's views", () => {
   it("links a run's audit history for those who may read it, and not for others", () => {
     expect(page(run())).toContain('<a href="https://audit.example/console/p/p1/history?entity=run%3Ar1" id="history-run">Its history</a>')
     expect(
-      runPage({ run: run(), links: { ...links, history: () => undefined }, canCancel: true, canReadFiles: true, session }).toString(),
+      runPage({ run: run(), links: { ...links, history: () => undefined }, canCancel: true, canReadFiles: true, session, logTail: [] }).toString(),
     ).not.toContain('id="history-run"')
   })
 
@@ -81,6 +82,31 @@ describe("the runs console's views", () => {
     const html = page(run({ relaunched_from: { id: 'r0', name: 'hello-local-0', resume: true }, relaunches: ['r2', 'r3'] }))
     expect(html).toMatch(/<dd id="relaunched-from">\s*<a href="\/runs\/r0">hello-local-0<\/a> \(resumed\)\s*<\/dd>/)
     expect(html).toContain('<a href="/runs/r2"><code>r2</code></a>, <a href="/runs/r3"><code>r3</code></a>')
+  })
+
+  it("shows the end of the run's log, stderr lines marked in words, escaped, with links to the whole log and its stderr", () => {
+    const job = { name: 'projects/p/locations/r/jobs/run-r1', uid: 'u', created_at: at('2026-11-26T10:15:00Z') }
+    const shown = page(run({ status: 'running', job }), {
+      logTail: [
+        { time: '2026-11-26T10:15:01Z', task: 'u-group0-0', stream: 'stdout', text: 'aligning <chr1>' },
+        { time: '2026-11-26T10:15:02Z', task: 'u-group0-0', stream: 'stderr', text: 'low coverage' },
+      ],
+    })
+    expect(shown).toContain('<code class="line">aligning &lt;chr1&gt;</code>')
+    expect(shown).toMatch(/<tr class="stderr">\s*<td>[^]*?<\/td>\s*<td>stderr<\/td>\s*<td><code class="line">low coverage<\/code>/)
+    expect(shown).toContain('<a href="/runs/r1/log" id="whole-log">The whole log</a>')
+    expect(shown).toContain('<a href="/runs/r1/log?stream=stderr" id="stderr-log">')
+    expect(page(run({ status: 'running', job }))).toContain('Nothing written yet.')
+    expect(page(run())).toContain('The log begins once the run has started.')
+  })
+
+  it('pages the whole log, naming the stream shown and offering the others, and says when lines may still come', () => {
+    const r = run({ status: 'running' })
+    const empty = runLogPage({ run: r, links, lines: [], stream: 'stderr', pager: html``, complete: false }).value
+    expect(empty).toContain('<strong aria-current="page">stderr</strong>')
+    expect(empty).toContain('<a href="/runs/r1/log">both streams</a>')
+    expect(empty).toContain('No lines yet')
+    expect(runLogPage({ run: run({ status: 'succeeded' }), links, lines: [], pager: html``, complete: true }).value).toContain('No lines.')
   })
 
   it('says why a queued run waits, and what a failed run reported', () => {
