@@ -11,6 +11,7 @@ export const ORCHESTRATOR_FUNCTIONS = [
   { name: 'runRequested', kind: 'cloudevent', topic: (c: Config) => c.topics.runRequested },
   { name: 'jobStateChanged', kind: 'cloudevent', topic: (c: Config) => c.topics.jobStatus },
   { name: 'ingestionRequested', kind: 'cloudevent', topic: (c: Config) => c.topics.ingestionRequested },
+  { name: 'webhookDelivery', kind: 'cloudevent', topic: (c: Config) => c.topics.webhookDelivery },
   { name: 'reconcile', kind: 'http' },
   { name: 'ingestionStep', kind: 'workflow-step' },
 ] as const

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { Timestamp } from '@google-cloud/firestore'
 import type { SecretRef } from './signing.js'
 import type { WebhookEventType } from './events.js'
@@ -11,7 +12,7 @@ export interface WebhookRecord {
   /** Event filters: types (`run.failed`), groups (`run.*`) or `*` (events.ts). */
   events: string[]
   description: string
-  /** A disabled webhook gets no new deliveries; those already pending are held until it is enabled again. */
+  /** A disabled webhook gets no new deliveries; those already pending are kept as failed (and may be redelivered once it is enabled). */
   enabled: boolean
   /** The secrets deliveries are signed with: the current one first, then a rotated one until it `expires`. */
   secrets: Array<SecretRef & { created: Timestamp; expires?: Timestamp }>
@@ -61,7 +62,12 @@ export interface DeliveryRecord {
   next_attempt_at?: Timestamp
   /** A dispatcher is sending it until then: another one leaves it alone. */
   lease_until?: Timestamp
+  /** Why a delivery is kept failed without being tried (its webhook was deleted or disabled before it was sent). */
+  failure?: string
   /** Every attempt, oldest first (at most MAX_KEPT_ATTEMPTS, the newest). */
   attempts: AttemptRecord[]
   updated: Timestamp
 }
+
+/** A delivery's id, its Standard Webhooks message id: `msg_` and 32 hex digits. */
+export const newDeliveryId = () => `msg_${randomUUID().replaceAll('-', '')}`
