@@ -342,6 +342,38 @@ export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
     const r = await c.as('compute', 'POST', '/runs', { pipeline_id: pipelineId(PLATFORM_SCOPE, 'hello-local', '1.0.0'), params: {} })
     return { path: `/runs/${r.id}`, event: () => ({ scope: projectScope(c), entity: `run:${r.id}`, action: 'run.cancelled' }) }
   },
+  // webhooks
+  createWebhook: async (c) => ({
+    path: '/webhooks',
+    body: { url: WEBHOOK_URL, events: ['run.*'], description: 'LIMS' },
+    event: (h) => ({ scope: projectScope(c), entity: `webhook:${h.id}`, action: 'webhook.created' }),
+  }),
+  updateWebhook: async (c) => {
+    const h = await webhookVia(c)
+    return {
+      path: `/webhooks/${h.id}`,
+      body: { events: ['run.failed', 'report.signed'] },
+      event: () => ({ scope: projectScope(c), entity: `webhook:${h.id}`, action: 'webhook.updated' }),
+    }
+  },
+  rotateWebhookSecret: async (c) => {
+    const h = await webhookVia(c)
+    return {
+      path: `/webhooks/${h.id}/rotate-secret`,
+      event: () => ({ scope: projectScope(c), entity: `webhook:${h.id}`, action: 'webhook.secret_rotated' }),
+    }
+  },
+  deleteWebhook: async (c) => {
+    const h = await webhookVia(c)
+    return { path: `/webhooks/${h.id}`, event: () => ({ scope: projectScope(c), entity: `webhook:${h.id}`, action: 'webhook.deleted' }) }
+  },
+  redeliverWebhookDelivery: async (c) => {
+    const { hook, delivery } = await webhookDeliveryVia(c)
+    return {
+      path: `/webhooks/${hook.id}/deliveries/${delivery.id}/redeliver`,
+      event: () => ({ scope: projectScope(c), entity: `webhook:${hook.id}`, action: 'webhook.redelivered' }),
+    }
+  },
   // clinical data
   createSubject: async (c) => ({
     path: '/subjects',
