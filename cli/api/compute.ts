@@ -168,7 +168,7 @@ export interface paths {
         get: operations["getWebhook"];
         put?: never;
         post?: never;
-        /** Delete a webhook; its pending deliveries are not sent (its deliveries stay listed for the audit) */
+        /** Delete a webhook; its pending deliveries are not sent */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;

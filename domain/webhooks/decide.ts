@@ -155,7 +155,7 @@ export function signingSecrets(hook: Pick<WebhookRecord, 'secrets'>, now: number
   return hook.secrets.filter((s) => s.expires === undefined || s.expires.toMillis() > now)
 }
 
-/** Deleting a webhook: its deliveries stay listed for the audit of what was sent; pending ones are not sent any more. */
+/** Deleting a webhook: its pending deliveries are not sent any more (the dispatcher keeps them failed). */
 export function decideDelete(hook: WebhookRecord | undefined): Decision<null> {
   if (!hook) return deny(absent('webhook'))
   return allow(null, [event(hook, 'webhook.deleted', { from: hook.enabled ? 'enabled' : 'disabled' })])

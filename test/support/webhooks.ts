@@ -5,6 +5,8 @@ import { Webhook } from 'standardwebhooks'
 /** What a test receiver got: the headers, the body, and whether the Standard Webhooks library verified it with each secret it was told. */
 export interface Received {
   id: string
+  /** When the request's body had arrived and been verified (epoch ms). */
+  at: number
   headers: IncomingHttpHeaders
   body: string
   payload: { type: string; timestamp: string; data: Record<string, string> }
@@ -38,7 +40,14 @@ export async function startReceiver() {
           return false
         }
       })
-      received.push({ id: String(req.headers['webhook-id']), headers: req.headers, body, payload: JSON.parse(body) as Received['payload'], verified })
+      received.push({
+        id: String(req.headers['webhook-id']),
+        at: Date.now(),
+        headers: req.headers,
+        body,
+        payload: JSON.parse(body) as Received['payload'],
+        verified,
+      })
       const status = answers[Math.min(hits++, answers.length - 1)]!
       res.writeHead(status).end()
       waiters.splice(0).forEach((w) => w())

@@ -20,7 +20,8 @@ import { CreateWebhook, Delivery, DeliveryListQuery, UpdateWebhook, Webhook, Web
  */
 export const webhooks = resourceApp<ComputeDeps>()
 
-export function toWebhook(h: WebhookRecord): z.infer<typeof Webhook> {
+/** A webhook as the API shows it at `now` (the previous secret's expiry only while it still signs). */
+export function toWebhook(h: WebhookRecord, now: Date): z.infer<typeof Webhook> {
   const previous = h.secrets[1]
   return {
     id: h.id,
@@ -29,7 +30,7 @@ export function toWebhook(h: WebhookRecord): z.infer<typeof Webhook> {
     description: h.description,
     enabled: h.enabled,
     secret_generation: h.secrets[0]!.generation,
-    previous_secret_expires: previous?.expires && previous.expires.toMillis() > Date.now() ? iso(previous.expires) : undefined,
+    previous_secret_expires: previous?.expires && previous.expires.toMillis() > now.getTime() ? iso(previous.expires) : undefined,
     created: iso(h.created)!,
     created_by: h.created_by,
     updated: iso(h.updated)!,
@@ -85,7 +86,7 @@ webhooks.openapi(
       policy: deps.config.webhookUrlPolicy,
       by: c.get('principal').user.id,
     })
-    return c.json({ ...toWebhook(hook), secret }, 201)
+    return c.json({ ...toWebhook(hook, deps.clock.now()), secret }, 201)
   },
 )
 
@@ -102,7 +103,7 @@ webhooks.openapi(
   }),
   async (c) => {
     const page = await c.get('deps').webhooks.list(c.get('project').id, c.req.valid('query'))
-    return pageResponse(c, { items: page.items.map(toWebhook), nextPageToken: page.nextPageToken })
+    return pageResponse(c, { items: page.items.map((h) => toWebhook(h, c.get('deps').clock.now())), nextPageToken: page.nextPageToken })
   },
 )
 
@@ -117,7 +118,7 @@ webhooks.openapi(
     request: { params: IdParam },
     responses: { 200: json(Webhook), ...commonErrors },
   }),
-  async (c) => c.json(toWebhook(await loadHook(c, c.req.valid('param').id)), 200),
+  async (c) => c.json(toWebhook(await loadHook(c, c.req.valid('param').id), c.get('deps').clock.now()), 200),
 )
 
 webhooks.openapi(
@@ -141,7 +142,7 @@ webhooks.openapi(
       url: body.url === undefined ? undefined : await checked(c, body.url),
       policy: deps.config.webhookUrlPolicy,
     })
-    return c.json(toWebhook(hook), 200)
+    return c.json(toWebhook(hook, deps.clock.now()), 200)
   },
 )
 
@@ -158,9 +159,10 @@ webhooks.openapi(
   }),
   async (c) => {
     const { id } = c.req.valid('param')
+    const deps = c.get('deps')
     await loadHook(c, id)
-    const { hook, secret } = await c.get('deps').webhooks.rotate(auditContext(c), c.get('project').id, id)
-    return c.json({ ...toWebhook(hook), secret }, 200)
+    const { hook, secret } = await deps.webhooks.rotate(auditContext(c), c.get('project').id, id)
+    return c.json({ ...toWebhook(hook, deps.clock.now()), secret }, 200)
   },
 )
 
@@ -170,7 +172,7 @@ webhooks.openapi(
     method: 'delete',
     path: '/webhooks/{id}',
     tags: ['webhooks'],
-    summary: 'Delete a webhook; its pending deliveries are not sent (its deliveries stay listed for the audit)',
+    summary: 'Delete a webhook; its pending deliveries are not sent',
     middleware: [manage] as const,
     request: { params: IdParam },
     responses: { 204: { description: 'Deleted' }, ...commonErrors },
