@@ -214,7 +214,7 @@ export function decideAttempt(d: Pick<DeliveryRecord, 'round' | 'round_attempts'
  * pending delivery is brought forward (its receiver is fixed and the next try is hours away).
  */
 export function decideRedeliver(
-  d: Pick<DeliveryRecord, 'id' | 'project_id' | 'status' | 'round'> | undefined,
+  d: Pick<DeliveryRecord, 'id' | 'status' | 'round'> | undefined,
   hook: Pick<WebhookRecord, 'id' | 'project_id' | 'org_id'>,
   now: number,
 ): Decision<{ status: 'pending'; round: number; round_attempts: 0; next_attempt_at: number }> {

@@ -353,7 +353,7 @@ describe('registering and changing a webhook', () => {
 
   it('redelivers in any status, as a new round from now, with webhook.redelivered', () => {
     for (const status of ['pending', 'succeeded', 'failed'] as const) {
-      const d = decideRedeliver({ id: 'msg_1', project_id: 'p1', status, round: 2 }, hook(), 5000)
+      const d = decideRedeliver({ id: 'msg_1', status, round: 2 }, hook(), 5000)
       expect(d).toMatchObject({ ok: true, changes: { status: 'pending', round: 3, round_attempts: 0, next_attempt_at: 5000 } })
       expect(d.ok && d.events[0]).toMatchObject({ action: 'webhook.redelivered', change: { from: status, to: 'pending' } })
     }
