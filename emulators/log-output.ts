@@ -47,7 +47,15 @@ export function isRoutine(record: LogRecord): boolean {
   const http = record.httpRequest
   if (http && typeof http === 'object' && 'status' in http && typeof http.status === 'number') return http.status < 400
   if (record.message === RECONCILE_DONE) {
-    const counts = [record.republished, record.settled, record.jobs_deleted, record.runs_ingested, record.ingestions_resumed, record.errors]
+    const counts = [
+      record.republished,
+      record.settled,
+      record.jobs_deleted,
+      record.runs_ingested,
+      record.ingestions_resumed,
+      record.deliveries_published,
+      record.errors,
+    ]
     const remaining = record.remaining && typeof record.remaining === 'object' ? Object.values(record.remaining) : []
     return [...counts, ...remaining].every((n) => n === 0)
   }

@@ -107,6 +107,8 @@ export function suiteEnv(opts: {
     BATCH_BACKEND: 'local',
     // Variant ingestions run their steps in the orchestrator's process (Cloud Workflows in the cloud).
     INGESTION_RUNNER: 'local',
+    // Webhooks may go to receivers on this machine (the cloud sends them to public https:// addresses only).
+    WEBHOOK_URL_POLICY: 'local',
     LOCAL_WORK_ROOT: l.work,
     STORAGE_BACKEND: 'local',
     LOCAL_STORAGE_ROOT: l.buckets,
@@ -283,7 +285,12 @@ export async function startSuite(opts: SuiteOptions): Promise<RunningSuite> {
 
     const queueClient = new PubSub({ projectId: LOCAL_GCP_PROJECT, apiEndpoint: pubsub.host, emulatorMode: true })
     cleanups.push(() => queueClient.close())
-    await ensureTopics(queueClient, [config.topics.runRequested, config.topics.jobStatus, config.topics.ingestionRequested])
+    await ensureTopics(queueClient, [
+      config.topics.runRequested,
+      config.topics.jobStatus,
+      config.topics.ingestionRequested,
+      config.topics.webhookDelivery,
+    ])
 
     // The functions first, in their own thread: a run accepted by the compute service is picked up as soon as it is published.
     // Their jobs (the local executor's) run there too; any executor on the same work root, the compute service's included, can end them.

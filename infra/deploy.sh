@@ -72,6 +72,7 @@ BUILD_SERVICE_ACCOUNT=${BUILD_SERVICE_ACCOUNT:-}
 TOPIC_RUN_REQUESTED=${TOPIC_RUN_REQUESTED:-run-requested}
 TOPIC_JOB_STATUS=${TOPIC_JOB_STATUS:-batch-job-status}
 TOPIC_INGESTION_REQUESTED=${TOPIC_INGESTION_REQUESTED:-ingestion-requested}
+TOPIC_WEBHOOK_DELIVERY=${TOPIC_WEBHOOK_DELIVERY:-webhook-delivery}
 WORKFLOWS_REGION=${WORKFLOWS_REGION:-$REGION}
 INGESTION_WORKFLOW=${INGESTION_WORKFLOW:-platform-ingestion}
 DEAD_LETTER_TOPIC=${DEAD_LETTER_TOPIC:-platform-dead-letter}
@@ -121,7 +122,7 @@ $DRY_RUN || command -v curl >/dev/null || die "curl is required (Firestore rules
 tsx() { "$REPO/node_modules/.bin/tsx" "$@"; }
 
 # What to deploy comes from the code: the service registry and the orchestrator's function list.
-FUNCTION_LIST=$(TOPIC_RUN_REQUESTED="$TOPIC_RUN_REQUESTED" TOPIC_JOB_STATUS="$TOPIC_JOB_STATUS" TOPIC_INGESTION_REQUESTED="$TOPIC_INGESTION_REQUESTED" tsx "$REPO/scripts/functions.ts") ||
+FUNCTION_LIST=$(TOPIC_RUN_REQUESTED="$TOPIC_RUN_REQUESTED" TOPIC_JOB_STATUS="$TOPIC_JOB_STATUS" TOPIC_INGESTION_REQUESTED="$TOPIC_INGESTION_REQUESTED" TOPIC_WEBHOOK_DELIVERY="$TOPIC_WEBHOOK_DELIVERY" tsx "$REPO/scripts/functions.ts") ||
   die "could not read the function lists (scripts/functions.ts)"
 if [ -n "${SERVICES:-}" ]; then
   read -ra SERVICE_NAMES <<<"$SERVICES"
@@ -176,6 +177,7 @@ ENV_ARGS=(
   --set "TOPIC_RUN_REQUESTED=$TOPIC_RUN_REQUESTED"
   --set "TOPIC_JOB_STATUS=$TOPIC_JOB_STATUS"
   --set "TOPIC_INGESTION_REQUESTED=$TOPIC_INGESTION_REQUESTED"
+  --set "TOPIC_WEBHOOK_DELIVERY=$TOPIC_WEBHOOK_DELIVERY"
   --set "INGESTION_RUNNER=workflows"
   --set "WORKFLOWS_REGION=$WORKFLOWS_REGION"
   --set "INGESTION_WORKFLOW=$INGESTION_WORKFLOW"
@@ -362,7 +364,7 @@ done
 # ---------------------------------------------------------------------------------------------
 step "Pub/Sub topics"
 # ---------------------------------------------------------------------------------------------
-for topic in "$TOPIC_RUN_REQUESTED" "$TOPIC_JOB_STATUS" "$TOPIC_INGESTION_REQUESTED" "$DEAD_LETTER_TOPIC"; do
+for topic in "$TOPIC_RUN_REQUESTED" "$TOPIC_JOB_STATUS" "$TOPIC_INGESTION_REQUESTED" "$TOPIC_WEBHOOK_DELIVERY" "$DEAD_LETTER_TOPIC"; do
   exists gcloud pubsub topics describe "$topic" "${G[@]}" || run gcloud pubsub topics create "$topic" "${G[@]}"
 done
 # Compute and the reconciler publish run requests; Batch VMs publish job states as the runner.
@@ -370,6 +372,7 @@ run_q gcloud pubsub topics add-iam-policy-binding "$TOPIC_RUN_REQUESTED" "${G[@]
 run_q gcloud pubsub topics add-iam-policy-binding "$TOPIC_JOB_STATUS" "${G[@]}" --member="serviceAccount:$BATCH_SA" --role=roles/pubsub.publisher
 # The variant-cache service, the orchestrator and the reconciler request ingestions.
 run_q gcloud pubsub topics add-iam-policy-binding "$TOPIC_INGESTION_REQUESTED" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/pubsub.publisher
+run_q gcloud pubsub topics add-iam-policy-binding "$TOPIC_WEBHOOK_DELIVERY" "${G[@]}" --member="serviceAccount:$RUNTIME_SA" --role=roles/pubsub.publisher
 run_q gcloud pubsub topics add-iam-policy-binding "$DEAD_LETTER_TOPIC" "${G[@]}" --member="serviceAccount:$PUBSUB_AGENT" --role=roles/pubsub.publisher
 # Undeliverable messages are kept a week for an operator to read, never dropped.
 exists gcloud pubsub subscriptions describe "$DEAD_LETTER_TOPIC-hold" "${G[@]}" ||
@@ -504,7 +507,7 @@ ensure_push() {
 }
 for line in "${PUSHED[@]}"; do
   read -r entry topic <<<"$line"
-  case " $TOPIC_RUN_REQUESTED $TOPIC_JOB_STATUS $TOPIC_INGESTION_REQUESTED " in
+  case " $TOPIC_RUN_REQUESTED $TOPIC_JOB_STATUS $TOPIC_INGESTION_REQUESTED $TOPIC_WEBHOOK_DELIVERY " in
     *" $topic "*) ;;
     *) die "orchestrator function $entry listens on topic $topic, which this deploy does not create" ;;
   esac

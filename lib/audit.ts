@@ -176,6 +176,17 @@ export function headProblem(keys: AuditKeyRing, chain: string, head: Partial<Aud
   return verified ? {} : { failed: "the chain's head does not match its signature: it was changed outside the platform" }
 }
 
+/**
+ * What some audited changes also write, in their transaction: the webhook deliveries of the change
+ * (domain/webhooks/outbox.ts), so that a change and the news of it commit together or not at all.
+ * `prepare` is called with each chain `AuditWriter.prepare` opens, before the transaction writes:
+ * it reads what it needs (outside the transaction's locks, as the chain head is read) and returns
+ * what to do with each event of that chain, if anything.
+ */
+export interface AuditFollower {
+  prepare(tx: Transaction, scope: AuditScope): Promise<((event: AuditEvent) => void) | undefined>
+}
+
 export class AuditWriter {
   constructor(
     private readonly db: Db,
@@ -184,7 +195,13 @@ export class AuditWriter {
     /** Keys every event and chain head; the audit service verifies with the same ring. */
     readonly keys: AuditKeyRing,
     private readonly log: Logger,
+    private readonly follower?: AuditFollower,
   ) {}
+
+  /** The same writer, whose events `follower` also follows (a service that emits webhook events: its deps say so). */
+  followedBy(follower: AuditFollower): AuditWriter {
+    return new AuditWriter(this.db, this.service, this.clock, this.keys, this.log, follower)
+  }
 
   /**
    * Reads the chain head for `tx`, then `write` records events after it. The head is the document
@@ -196,7 +213,7 @@ export class AuditWriter {
   async prepare(tx: Transaction, scope: AuditScope) {
     const chain = auditChainKey(scope)
     const headRef = this.db.col('audit_heads').doc(chain)
-    const snap = await headRef.get()
+    const [snap, follow] = await Promise.all([headRef.get(), this.follower?.prepare(tx, scope)])
     const head = snap.data() as Partial<AuditHead> | undefined
     let seq = head && Number.isSafeInteger(head.seq) ? head.seq! : 0
     let prev = typeof head?.hash === 'string' ? head.hash : ''
@@ -230,6 +247,7 @@ export class AuditWriter {
         chainBreak = undefined
         prev = event.hash
         tx.create(this.db.col('audit_events').doc(event.id), event)
+        follow?.(event)
         const head = signHead(this.keys, chain, seq, event.hash, event.occurred_at)
         // Under the precondition once: a later event of this chain in the same transaction moves the head on from there.
         if (headWritten) tx.set(headRef, head)

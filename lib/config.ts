@@ -32,6 +32,14 @@ const EnvSchema = z.object({
   TOPIC_RUN_REQUESTED: z.string().min(1).default('run-requested'),
   TOPIC_JOB_STATUS: z.string().min(1).default('batch-job-status'),
   TOPIC_INGESTION_REQUESTED: z.string().min(1).default('ingestion-requested'),
+  /** Webhook deliveries due now, pushed to the orchestrator's webhookDelivery function (docs/webhooks.md). */
+  TOPIC_WEBHOOK_DELIVERY: z.string().min(1).default('webhook-delivery'),
+  /**
+   * Where webhooks may be sent (domain/webhooks/addresses.ts): `public`, https:// addresses on the
+   * public internet only (the cloud); `local`, http:// too and any address, this machine's included
+   * (the local suite and its tests, whose receivers listen on 127.0.0.1).
+   */
+  WEBHOOK_URL_POLICY: z.enum(['public', 'local']).default('public'),
 
   /**
    * Who runs a variant ingestion's steps: a Cloud Workflows execution of INGESTION_WORKFLOW (in
@@ -175,7 +183,9 @@ export interface Config {
   firestoreEmulatorHost?: string
   pubsubEmulatorHost?: string
   collectionPrefix: string
-  topics: { runRequested: string; jobStatus: string; ingestionRequested: string }
+  topics: { runRequested: string; jobStatus: string; ingestionRequested: string; webhookDelivery: string }
+  /** Where webhooks may be sent: the public internet only, or (the local suite) anywhere. */
+  webhookUrlPolicy: 'public' | 'local'
   /** Variant ingestion: its runner, and the Cloud Workflows workflow it executes in the cloud (full resource name). */
   ingestion: { runner: 'workflows' | 'local'; workflow: string }
   oidc?: {
@@ -299,7 +309,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     firestoreEmulatorHost: e.FIRESTORE_EMULATOR_HOST,
     pubsubEmulatorHost: e.PUBSUB_EMULATOR_HOST,
     collectionPrefix: e.COLLECTION_PREFIX,
-    topics: { runRequested: e.TOPIC_RUN_REQUESTED, jobStatus: e.TOPIC_JOB_STATUS, ingestionRequested: e.TOPIC_INGESTION_REQUESTED },
+    topics: {
+      runRequested: e.TOPIC_RUN_REQUESTED,
+      jobStatus: e.TOPIC_JOB_STATUS,
+      ingestionRequested: e.TOPIC_INGESTION_REQUESTED,
+      webhookDelivery: e.TOPIC_WEBHOOK_DELIVERY,
+    },
+    webhookUrlPolicy: e.WEBHOOK_URL_POLICY,
     ingestion: {
       runner: e.INGESTION_RUNNER,
       workflow: `projects/${e.GOOGLE_CLOUD_PROJECT}/locations/${e.WORKFLOWS_REGION}/workflows/${e.INGESTION_WORKFLOW}`,

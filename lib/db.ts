@@ -178,19 +178,28 @@ export class Db {
     for (let retry = 0; ; retry++) {
       let attempt: Transaction | undefined
       const turns: Array<() => void> = []
+      const after: Array<() => Promise<void>> = []
       const attemptStarted = now()
       let failure: unknown
+      let committed: { value: T } | undefined
       try {
-        return await this.firestore.runTransaction((tx) => {
-          attempt = tx
-          this.turnsHeld.set(tx, turns)
-          return fn(tx)
-        }, once)
+        committed = {
+          value: await this.firestore.runTransaction((tx) => {
+            attempt = tx
+            this.turnsHeld.set(tx, turns)
+            this.afterHeld.set(tx, after)
+            return fn(tx)
+          }, once),
+        }
       } catch (err) {
         failure = err
       } finally {
         // The attempt is over: the next in turn goes now, not after this one's wait.
         for (const release of turns) release()
+      }
+      if (committed) {
+        for (const work of after) await work()
+        return committed.value
       }
       const lost = isRace(failure) || (attempt !== undefined && this.preconditioned.has(attempt) && codeOf(failure) === FAILED_PRECONDITION)
       if (!lost && !isRetryableTransaction(failure)) throw failure
@@ -238,6 +247,22 @@ export class Db {
       if (this.turns.get(ref.path) === turn) this.turns.delete(ref.path)
     })
     await before
+  }
+
+  /** The work each attempt asked to do once it has committed (`afterCommit`). */
+  private readonly afterHeld = new WeakMap<Transaction, Array<() => Promise<void>>>()
+
+  /**
+   * Does `work` once the attempt `tx` has committed, before `transaction` answers, and never for an
+   * attempt that did not commit: the side effect of a change (publishing that a webhook delivery is
+   * due) follows the transaction that wrote it (STYLE.md 6) without each caller of the store having
+   * to. `work` must not throw: what it does is also recoverable without it (a sweep finds what it
+   * failed to do). False when `tx` is not an attempt of `transaction`, which then does nothing.
+   */
+  afterCommit(tx: Transaction, work: () => Promise<void>): boolean {
+    const after = this.afterHeld.get(tx)
+    after?.push(work)
+    return after !== undefined
   }
 
   /** The attempts that wrote under a precondition (`writeIfUnchanged`): a FAILED_PRECONDITION at their commit is a lost race. */

@@ -4,7 +4,7 @@ import type { Clock } from '../lib/clock.js'
 import type { Config } from '../lib/config.js'
 import type { KernelDeps } from '../lib/kernel.js'
 import type { Logger } from '../lib/log.js'
-import type { Queue } from '../lib/queue.js'
+import { PubSubQueue, type Queue } from '../lib/queue.js'
 import { createObjectStorage, type ObjectStorage } from '../lib/storage.js'
 import type { WorkflowExecutions } from '../lib/workflows.js'
 import type { PipelineStore } from '../domain/pipelines/store.js'
@@ -14,6 +14,9 @@ import type { IngestionDeps, IngestionFaults, IngestionTuning } from '../domain/
 import type { IngestionStore } from '../domain/variants/ingestions.js'
 import type { IngestionRunner } from '../domain/variants/runner.js'
 import { ingestionStack } from '../domain/variants/stores.js'
+import type { UrlPolicy } from '../domain/webhooks/addresses.js'
+import { webhookStack } from '../domain/webhooks/stack.js'
+import type { WebhookStore } from '../domain/webhooks/store.js'
 
 export interface OrchestratorDeps {
   runs: RunStore
@@ -32,6 +35,11 @@ export interface OrchestratorDeps {
   /** The steps of a variant ingestion, and who runs them (Cloud Workflows, or this process). */
   ingestion: IngestionDeps
   runner: IngestionRunner
+  /** Webhook deliveries: sent by webhookDelivery, swept by the reconciler; every store here writes their outbox with its audit events. */
+  webhooks: WebhookStore
+  webhookUrlPolicy: UrlPolicy
+  /** How long a receiver has to answer (ATTEMPT_TIMEOUT_MS unless a test says shorter). */
+  attemptTimeoutMs?: number
   /** How long a queued or running run may go without news before the reconciler asks Batch (default 10 minutes). */
   staleAfterMs?: number
   /** How long a queued run without a job may go without news before the reconciler publishes it again (default 90 s). */
@@ -48,11 +56,14 @@ export interface OrchestratorAdapters {
   dispatchAfterMs?: number
   faults?: IngestionFaults
   tuning?: Partial<IngestionTuning>
+  attemptTimeoutMs?: number
 }
 
 /** The orchestrator's dependencies; the queue, Batch, storage and the ingestion runner come from the configuration unless given. */
-export function orchestratorDeps(kernel: KernelDeps, adapters: OrchestratorAdapters = {}): OrchestratorDeps {
-  const stack = createRunStack(kernel, adapters)
+export function orchestratorDeps(base: KernelDeps, adapters: OrchestratorAdapters = {}): OrchestratorDeps {
+  const queue = adapters.queue ?? new PubSubQueue(base.config)
+  const { kernel, webhooks } = webhookStack(base, queue)
+  const stack = createRunStack(kernel, { ...adapters, queue })
   const storage = adapters.storage ?? createObjectStorage(kernel.config)
   const { ingestion, runner, ingestions } = ingestionStack(kernel, {
     storage,
@@ -70,6 +81,9 @@ export function orchestratorDeps(kernel: KernelDeps, adapters: OrchestratorAdapt
     ingestions,
     ingestion,
     runner,
+    webhooks,
+    webhookUrlPolicy: kernel.config.webhookUrlPolicy,
+    attemptTimeoutMs: adapters.attemptTimeoutMs,
     staleAfterMs: adapters.staleAfterMs,
     dispatchAfterMs: adapters.dispatchAfterMs,
   }

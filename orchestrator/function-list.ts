@@ -13,4 +13,6 @@ export const ORCHESTRATOR_FUNCTIONS = [
   { name: 'ingestionRequested', kind: 'cloudevent', topic: (c: Config) => c.topics.ingestionRequested },
   { name: 'reconcile', kind: 'http' },
   { name: 'ingestionStep', kind: 'workflow-step' },
+  // Last, so that the local suite's ports of the functions before it stay as they were (emulators/ports.ts).
+  { name: 'webhookDelivery', kind: 'cloudevent', topic: (c: Config) => c.topics.webhookDelivery },
 ] as const

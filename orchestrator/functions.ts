@@ -10,6 +10,7 @@ import { onJobStateChanged } from './job-state-changed.js'
 import { eventLogScope } from './pubsub-event.js'
 import { reconcile } from './reconcile.js'
 import { onRunRequested } from './run-requested.js'
+import { onWebhookDelivery } from './webhook-delivery.js'
 
 export { ORCHESTRATOR_FUNCTIONS } from './function-list.js'
 
@@ -29,6 +30,7 @@ export function registerOrchestrator(base: OrchestratorDeps) {
   cloudEvent('runRequested', (event: CloudEvent<unknown>) => onRunRequested(forEvent(event), event))
   cloudEvent('jobStateChanged', (event: CloudEvent<unknown>) => onJobStateChanged(forEvent(event), event))
   cloudEvent('ingestionRequested', (event: CloudEvent<unknown>) => onIngestionRequested(forEvent(event), event))
+  cloudEvent('webhookDelivery', (event: CloudEvent<unknown>) => onWebhookDelivery(forEvent(event), event))
   http('reconcile', async (req, res) => {
     const scope = requestScope(req, project)
     const deps = scoped(base, scope)

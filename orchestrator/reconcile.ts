@@ -1,5 +1,6 @@
 import { dispatchRun, releaseJob, settleFromJob } from '../domain/runs/lifecycle.js'
 import { dispatchIngestion } from '../domain/variants/dispatch.js'
+import { publishDue } from '../domain/webhooks/messages.js'
 import { DEFAULT_TUNING } from '../domain/variants/ingest.js'
 import { fromBatchState, type RunStatus } from '../domain/runs/status.js'
 import type { RunRecord } from '../domain/runs/store.js'
@@ -8,7 +9,7 @@ import { afterRunSucceeded } from './run-succeeded.js'
 
 /** The paged sweeps over runs; the two variant sweeps take one batch a pass. */
 type Sweep = 'republish' | 'settle' | 'delete_job'
-type Step = Sweep | 'ingest_run' | 'resume_ingestion'
+type Step = Sweep | 'ingest_run' | 'resume_ingestion' | 'webhook_delivery'
 
 /** The message of the line each pass ends with (the local suite's terminal leaves out those of passes that found nothing). */
 export const RECONCILE_DONE = 'reconcile done'
@@ -21,6 +22,8 @@ export interface ReconcileReport {
   runs_ingested: string[]
   /** Ingestions with steps left and no news, requested again (their runner died, or their message was lost). */
   ingestions_resumed: string[]
+  /** Webhook deliveries due (a retry whose time has come, or a first attempt whose message was never published), published again. */
+  deliveries_published: string[]
   errors: Array<{ run_id: string; step: Step; error: string }>
   /**
    * Runs each sweep left for the next pass because the pass's time budget ran out: 0 when the
@@ -83,10 +86,10 @@ interface Pass {
 }
 
 /**
- * Settles what events never did, in five sweeps: republishes runs recorded but never
+ * Settles what events never did, in six sweeps: republishes runs recorded but never
  * dispatched, asks Batch about runs without news for a while, finishes deleting the jobs of
- * cancelled runs, looks at succeeded runs' outputs for a VCF, and requests stalled ingestions
- * again. Each of the first three pages through every run it matches, in batches, until done or the
+ * cancelled runs, looks at succeeded runs' outputs for a VCF, requests stalled ingestions
+ * again, and publishes the webhook deliveries that are due. Each of the first three pages through every run it matches, in batches, until done or the
  * pass's time budget is spent; a failure on one run is reported and the sweep goes on.
  */
 export async function reconcile(deps: OrchestratorDeps, opts: ReconcileOptions = {}): Promise<ReconcileReport> {
@@ -96,6 +99,7 @@ export async function reconcile(deps: OrchestratorDeps, opts: ReconcileOptions =
     jobs_deleted: [],
     runs_ingested: [],
     ingestions_resumed: [],
+    deliveries_published: [],
     errors: [],
     remaining: { republish: 0, settle: 0, delete_job: 0 },
   }
@@ -123,12 +127,14 @@ export async function reconcile(deps: OrchestratorDeps, opts: ReconcileOptions =
   report.remaining.delete_job = release.remaining
   report.runs_ingested = await ingestSucceededRuns(deps, pass)
   report.ingestions_resumed = await resumeStalledIngestions(deps, pass)
+  report.deliveries_published = await publishDueDeliveries(deps, pass)
   deps.log.info(RECONCILE_DONE, {
     republished: report.republished.length,
     settled: report.settled.length,
     jobs_deleted: report.jobs_deleted.length,
     runs_ingested: report.runs_ingested.length,
     ingestions_resumed: report.ingestions_resumed.length,
+    deliveries_published: report.deliveries_published.length,
     errors: report.errors.length,
     remaining: report.remaining,
   })
@@ -290,4 +296,30 @@ async function resumeStalledIngestions(deps: OrchestratorDeps, pass: Pass): Prom
     }
   }
   return resumed
+}
+
+/**
+ * Webhook deliveries whose next attempt is due: the retries of the schedule (Pub/Sub delivers no
+ * message later than asked, so the sweep is the clock of every retry longer than the dispatcher
+ * waits for itself), and first attempts whose message was never published (a crash right after
+ * the change committed), left UNPUBLISHED_GRACE_MS to their own publish. One batch a pass, oldest
+ * due first; one a dispatcher holds is left to it. A duplicate costs the dispatcher one read.
+ */
+async function publishDueDeliveries(deps: OrchestratorDeps, pass: Pass): Promise<string[]> {
+  const now = pass.now.getTime()
+  const published: string[] = []
+  try {
+    const due = (await deps.webhooks.listDue(pass.now, pass.batchSize)).filter(
+      (d) =>
+        (d.round_attempts > 0 || d.next_attempt_at!.toMillis() <= pass.cutoff(UNPUBLISHED_GRACE_MS).getTime()) &&
+        !(d.lease_until && d.lease_until.toMillis() > now),
+    )
+    for (const d of due) {
+      await publishDue(deps, d.project_id, [d.id])
+      published.push(d.id)
+    }
+  } catch (err) {
+    pass.failed('-', 'webhook_delivery', err)
+  }
+  return published
 }

@@ -7,7 +7,7 @@
  *   orchestrator <name> http                        called on a schedule (the reconciler)
  *   orchestrator <name> workflow-step               called by a Cloud Workflows execution (an ingestion's steps)
  *
- * Topic names follow TOPIC_RUN_REQUESTED, TOPIC_JOB_STATUS and TOPIC_INGESTION_REQUESTED, as the functions will.
+ * Topic names follow TOPIC_RUN_REQUESTED, TOPIC_JOB_STATUS, TOPIC_INGESTION_REQUESTED and TOPIC_WEBHOOK_DELIVERY, as the functions will.
  */
 import { loadConfig } from '../lib/config.js'
 import { SERVICES } from '../functions/services.js'
@@ -17,6 +17,7 @@ const config = loadConfig({
   TOPIC_RUN_REQUESTED: process.env.TOPIC_RUN_REQUESTED,
   TOPIC_JOB_STATUS: process.env.TOPIC_JOB_STATUS,
   TOPIC_INGESTION_REQUESTED: process.env.TOPIC_INGESTION_REQUESTED,
+  TOPIC_WEBHOOK_DELIVERY: process.env.TOPIC_WEBHOOK_DELIVERY,
 })
 
 for (const service of SERVICES) {

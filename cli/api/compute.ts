@@ -176,6 +176,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's webhooks, oldest first */
+        get: operations["listWebhooks"];
+        put?: never;
+        /** Register an endpoint for the events it names; the signing secret is in this response only */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook (never its secret) */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook; its pending deliveries are not sent */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /** Change a webhook's URL, events or description, or disable and enable it */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new signing secret, in this response only; the previous one also signs deliveries for 24 hours */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook's deliveries, newest first, each with its attempts; filter status */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A delivery and its attempts */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a delivery again now, as a new round of attempts, with the same webhook-id and body */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -394,6 +499,94 @@ export interface components {
             stream: "stdout" | "stderr";
             /** @description The line, without its newline (a line over 64 KiB comes in pieces) */
             text: string;
+        };
+        WebhookWithSecret: components["schemas"]["Webhook"] & {
+            /**
+             * @description The signing secret (Standard Webhooks: whsec_ and base64): shown here only, at registration and rotation; the platform does not store it
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        Webhook: {
+            id: string;
+            url: string;
+            events: string[];
+            description: string;
+            enabled: boolean;
+            /** @description 1, then one more per rotation */
+            secret_generation: number;
+            /** @description After a rotation, deliveries are signed with the previous secret too until then (24 hours) */
+            previous_secret_expires?: string;
+            created: string;
+            created_by: string;
+            updated: string;
+        };
+        /** @description A project has at most 20 webhooks */
+        CreateWebhook: {
+            /**
+             * @description Where deliveries are POSTed: https:// and a host on the public internet (in the local suite, http:// and this machine too). Checked when registered and again on every delivery, on the addresses the host then resolves to; private, loopback, link-local and metadata addresses are refused
+             * @example https://lims.example.org/hooks/platform
+             */
+            url: string;
+            events: components["schemas"]["WebhookEventFilter"][];
+            /** @default  */
+            description?: string;
+        };
+        /**
+         * @description An event type (run.queued, run.running, run.succeeded, run.failed, run.cancelled, ingestion.ready, ingestion.failed, order.transitioned, report.signed), a group of them (run.*, ingestion.*, order.*, report.*), or * for every event, those added later included
+         * @enum {string}
+         */
+        WebhookEventFilter: "*" | "run.*" | "ingestion.*" | "order.*" | "report.*" | "run.queued" | "run.running" | "run.succeeded" | "run.failed" | "run.cancelled" | "ingestion.ready" | "ingestion.failed" | "order.transitioned" | "report.signed";
+        UpdateWebhook: {
+            /**
+             * @description Where deliveries are POSTed: https:// and a host on the public internet (in the local suite, http:// and this machine too). Checked when registered and again on every delivery, on the addresses the host then resolves to; private, loopback, link-local and metadata addresses are refused
+             * @example https://lims.example.org/hooks/platform
+             */
+            url?: string;
+            events?: components["schemas"]["WebhookEventFilter"][];
+            description?: string;
+            /** @description false: no new deliveries; pending ones are kept as failed when their turn comes (redeliver them once enabled again) */
+            enabled?: boolean;
+        };
+        WebhookDelivery: {
+            /** @description The message id, sent as webhook-id on every attempt: a receiver ignores an id it has seen */
+            id: string;
+            webhook_id: string;
+            /** @enum {string} */
+            type: "run.queued" | "run.running" | "run.succeeded" | "run.failed" | "run.cancelled" | "ingestion.ready" | "ingestion.failed" | "order.transitioned" | "report.signed";
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /** @description When the change happened */
+            created: string;
+            next_attempt_at?: string;
+            round: number;
+            /** @description Attempts made in this round */
+            attempt_count: number;
+            /** @description Why a delivery is failed without being tried */
+            failure?: string;
+            /** @description The body sent: {type, timestamp, data} */
+            payload: {
+                [key: string]: unknown;
+            };
+            /** @description Every attempt, oldest first (the newest 30) */
+            attempts: components["schemas"]["WebhookAttempt"][];
+        };
+        /**
+         * @description pending: an attempt is due or scheduled; succeeded: the receiver answered 2xx; failed: 8 attempts failed (or the webhook was disabled or deleted first)
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
+        WebhookAttempt: {
+            at: string;
+            /** @description The attempt of its round: 1 to 8 */
+            number: number;
+            /** @description 1, then one more per redelivery */
+            round: number;
+            duration_ms: number;
+            /** @description The receiver's HTTP status */
+            status_code?: number;
+            /** @description Why the attempt failed: no answer, a refused address, or a status other than 2xx */
+            error?: string;
+            succeeded: boolean;
         };
     };
     responses: {
@@ -1370,7 +1563,604 @@ export interface operations {
             503: components["responses"]["Overloaded"];
         };
     };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 50, at most 1000) */
+                page_size?: number;
+                /** @description Synonym of page_size */
+                limit?: number;
+                /** @description X-Next-Page-Token of the previous page */
+                page_token?: string;
+            };
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Present when more items exist */
+                    "X-Next-Page-Token"?: string;
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhook"];
+            };
+        };
+        responses: {
+            /** @description Registered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhook"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rotated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 50, at most 1000) */
+                page_size?: number;
+                /** @description Synonym of page_size */
+                limit?: number;
+                /** @description X-Next-Page-Token of the previous page */
+                page_token?: string;
+                /** @description pending: an attempt is due or scheduled; succeeded: the receiver answered 2xx; failed: 8 attempts failed (or the webhook was disabled or deleted first) */
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+            };
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Present when more items exist */
+                    "X-Next-Page-Token"?: string;
+                    /** @description RFC 8288 link to the next page (rel="next") */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Project UUID, from GET /projects */
+                "x-project-id": string;
+            };
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Due now: the orchestrator sends it */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Invalid parameters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials, insufficient permissions */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Overloaded"];
+        };
+    };
 }
 
 export const pipelineTypeValues = ["direct_nextflow","direct_wdl","container_entrypoint"] as const satisfies ReadonlyArray<components["schemas"]["PipelineType"]>;
 export const runStatusValues = ["queued","running","succeeded","failed","cancelled"] as const satisfies ReadonlyArray<components["schemas"]["RunStatus"]>;
+export const webhookEventFilterValues = ["*","run.*","ingestion.*","order.*","report.*","run.queued","run.running","run.succeeded","run.failed","run.cancelled","ingestion.ready","ingestion.failed","order.transitioned","report.signed"] as const satisfies ReadonlyArray<components["schemas"]["WebhookEventFilter"]>;
+export const webhookDeliveryStatusValues = ["pending","succeeded","failed"] as const satisfies ReadonlyArray<components["schemas"]["WebhookDeliveryStatus"]>;

@@ -29,6 +29,7 @@ const GROUPS: readonly { text: string; pages: readonly string[]; folder?: string
       'roles.md',
       'tenancy.md',
       'pipelines-and-runs.md',
+      'webhooks.md',
       'wes.md',
       'clinical.md',
       'files.md',

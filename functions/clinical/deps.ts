@@ -1,8 +1,10 @@
 import type { AppEnv } from '../../lib/http.js'
 import type { KernelDeps } from '../../lib/kernel.js'
+import { PubSubQueue } from '../../lib/queue.js'
 import { clinicalStores, type ClinicalStores } from '../../domain/clinical/stores.js'
 import { RunStore } from '../../domain/runs/store.js'
 import { variantStores, type VariantStores } from '../../domain/variants/stores.js'
+import { webhookStack } from '../../domain/webhooks/stack.js'
 
 export interface ClinicalDeps extends KernelDeps, ClinicalStores {
   /** Read only: an order's runs. */
@@ -13,6 +15,8 @@ export interface ClinicalDeps extends KernelDeps, ClinicalStores {
 
 export type ClinicalEnv = AppEnv<ClinicalDeps>
 
-export function clinicalDeps(kernel: KernelDeps): ClinicalDeps {
+/** Order transitions are webhook events: the stores write the webhook outbox with their audit events. */
+export function clinicalDeps(base: KernelDeps): ClinicalDeps {
+  const { kernel } = webhookStack(base, new PubSubQueue(base.config))
   return { ...kernel, ...clinicalStores(kernel), runs: new RunStore(kernel.db, kernel.audit, kernel.clock), variants: variantStores(kernel) }
 }

@@ -84,6 +84,23 @@ const putFile = (c: Ctx, path: string) => files!.storage.write(c.world.project.b
 const fileEntity = (c: Ctx, path: string) => `file:gs://${c.world.project.bucket_name}/${path}`
 
 /** A subject, a sample of it and a draft order, through the clinical-data service as the owner. */
+/** A public address as an IP literal: registered under the cloud's policy without a DNS lookup (nothing is ever sent to it here). */
+export const WEBHOOK_URL = 'https://93.184.215.14/hooks'
+
+/** A webhook of the world's project for run events. */
+export async function webhookVia(c: Ctx): Promise<{ id: string }> {
+  return c.as('compute', 'POST', '/webhooks', { url: WEBHOOK_URL, events: ['run.*'] })
+}
+
+/** A webhook and a delivery of it (the run.queued of a run submitted after it). */
+export async function webhookDeliveryVia(c: Ctx): Promise<{ hook: { id: string }; delivery: { id: string } }> {
+  const hook = await webhookVia(c)
+  await c.as('compute', 'POST', '/runs', { pipeline_id: pipelineId(PLATFORM_SCOPE, 'hello-local', '1.0.0'), params: {} })
+  const [delivery] = (await c.as('compute', 'GET', `/webhooks/${hook.id}/deliveries`)) as Array<{ id: string }>
+  expect(delivery).toBeDefined()
+  return { hook, delivery: delivery! }
+}
+
 export const subjectVia = (c: Ctx, body: Record<string, unknown> = {}) =>
   c.as('clinical', 'POST', '/subjects', { external_id: `P-${rand()}`, sex: 'female', affected_status: 'unaffected', ...body })
 export const sampleVia = async (c: Ctx, subjectId?: string) => {
@@ -324,6 +341,38 @@ export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
   cancelRun: async (c) => {
     const r = await c.as('compute', 'POST', '/runs', { pipeline_id: pipelineId(PLATFORM_SCOPE, 'hello-local', '1.0.0'), params: {} })
     return { path: `/runs/${r.id}`, event: () => ({ scope: projectScope(c), entity: `run:${r.id}`, action: 'run.cancelled' }) }
+  },
+  // webhooks
+  createWebhook: async (c) => ({
+    path: '/webhooks',
+    body: { url: WEBHOOK_URL, events: ['run.*'], description: 'LIMS' },
+    event: (h) => ({ scope: projectScope(c), entity: `webhook:${h.id}`, action: 'webhook.created' }),
+  }),
+  updateWebhook: async (c) => {
+    const h = await webhookVia(c)
+    return {
+      path: `/webhooks/${h.id}`,
+      body: { events: ['run.failed', 'report.signed'] },
+      event: () => ({ scope: projectScope(c), entity: `webhook:${h.id}`, action: 'webhook.updated' }),
+    }
+  },
+  rotateWebhookSecret: async (c) => {
+    const h = await webhookVia(c)
+    return {
+      path: `/webhooks/${h.id}/rotate-secret`,
+      event: () => ({ scope: projectScope(c), entity: `webhook:${h.id}`, action: 'webhook.secret_rotated' }),
+    }
+  },
+  deleteWebhook: async (c) => {
+    const h = await webhookVia(c)
+    return { path: `/webhooks/${h.id}`, event: () => ({ scope: projectScope(c), entity: `webhook:${h.id}`, action: 'webhook.deleted' }) }
+  },
+  redeliverWebhookDelivery: async (c) => {
+    const { hook, delivery } = await webhookDeliveryVia(c)
+    return {
+      path: `/webhooks/${hook.id}/deliveries/${delivery.id}/redeliver`,
+      event: () => ({ scope: projectScope(c), entity: `webhook:${hook.id}`, action: 'webhook.redelivered' }),
+    }
   },
   // clinical data
   createSubject: async (c) => ({

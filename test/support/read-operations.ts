@@ -10,7 +10,7 @@ import { API_PREFIX } from '../../lib/http.js'
 import { PubSubQueue } from '../../lib/queue.js'
 import type { LocalObjectStorage } from '../../lib/storage.js'
 import { makeTrioOrder } from './reports.js'
-import { reportVia, sampleVia, subjectVia, type Ctx } from './operations.js'
+import { reportVia, sampleVia, subjectVia, webhookDeliveryVia, type Ctx } from './operations.js'
 import { call, rand } from './world.js'
 
 /**
@@ -46,6 +46,8 @@ export interface TenantRecords {
   /** An audit event of the project. */
   event: string
   serviceUser: string
+  /** A webhook of the project and one of its deliveries. */
+  webhook: { id: string; delivery: string }
   /** Every id and name above (and the project's bucket): none of them may reach another tenant. */
   ids: string[]
 }
@@ -105,6 +107,10 @@ export const READ_FIXTURES: Record<string, ReadFixture> = {
   listRuns: (t) => ({ path: '/runs', filtered: [`/runs?order_id=${t.order.id}`, `/runs?order_id=${t.order.accession}`] }),
   listRunsByOrder: (t) => ({ path: `/runs/by-order/${t.order.id}` }),
   getRun: (t) => ({ path: `/runs/${t.run}` }),
+  listWebhooks: () => ({ path: '/webhooks' }),
+  getWebhook: (t) => ({ path: `/webhooks/${t.webhook.id}` }),
+  listWebhookDeliveries: (t) => ({ path: `/webhooks/${t.webhook.id}/deliveries`, filtered: [`/webhooks/${t.webhook.id}/deliveries?status=pending`] }),
+  getWebhookDelivery: (t) => ({ path: `/webhooks/${t.webhook.id}/deliveries/${t.webhook.delivery}` }),
   listRunOutputs: (t) => ({ path: `/runs/${t.run}/outputs` }),
   getRunLogs: (t) => ({ path: `/runs/${t.run}/logs`, filtered: [`/runs/${t.run}/logs?stream=stderr`] }),
   // clinical data
@@ -332,6 +338,7 @@ export async function tenantRecords(c: Ctx, storage: LocalObjectStorage): Promis
     params: {},
     order_id: order.id,
   })
+  const webhook = await webhookDeliveryVia(c)
   const slug = `reads-${rand()}`
   const pipeline = await c.as('compute', 'POST', '/pipelines', {
     slug,
@@ -383,7 +390,10 @@ export async function tenantRecords(c: Ctx, storage: LocalObjectStorage): Promis
     file: { path: file, folder },
     event: events.body[0].id,
     serviceUser: serviceUser.id,
+    webhook: { id: webhook.hook.id, delivery: webhook.delivery.id },
     ids: [
+      webhook.hook.id,
+      webhook.delivery.id,
       world.org.id,
       world.org.slug,
       world.project.id,

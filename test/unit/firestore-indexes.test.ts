@@ -260,6 +260,21 @@ const QUERIES: QueryShape[] = [
     orderBy: [['created', 'desc']],
   },
   { source: 'domain/variants/ingestions.ts listStalled', collection: 'variant_ingestions', equal: ['pending'], orderBy: [['updated', 'asc']] },
+  { source: 'domain/webhooks/store.ts list', collection: 'webhooks', equal: ['project_id'], orderBy: [['created', 'asc']] },
+  { source: 'domain/webhooks/store.ts listDeliveries', collection: 'webhook_deliveries', equal: ['webhook_id'], orderBy: [['created', 'desc']] },
+  {
+    source: 'domain/webhooks/store.ts listDeliveries (status)',
+    collection: 'webhook_deliveries',
+    equal: ['webhook_id', 'status'],
+    orderBy: [['created', 'desc']],
+  },
+  {
+    source: 'domain/webhooks/store.ts listDue',
+    collection: 'webhook_deliveries',
+    equal: ['status'],
+    range: 'next_attempt_at',
+    orderBy: [['next_attempt_at', 'asc']],
+  },
   { source: 'domain/runs/store.ts listIngestionPending', collection: 'runs', equal: ['ingestion_pending'], orderBy: [['updated', 'asc']] },
 ]
 

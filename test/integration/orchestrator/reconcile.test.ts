@@ -304,7 +304,16 @@ describe('the reconciler', () => {
     const res = await fetch(`${base}/`, { method: 'POST' })
     expect(res.status).toBe(200)
     const body = (await res.json()) as ReconcileReport
-    expect(Object.keys(body).sort()).toEqual(['errors', 'ingestions_resumed', 'jobs_deleted', 'remaining', 'republished', 'runs_ingested', 'settled'])
+    expect(Object.keys(body).sort()).toEqual([
+      'deliveries_published',
+      'errors',
+      'ingestions_resumed',
+      'jobs_deleted',
+      'remaining',
+      'republished',
+      'runs_ingested',
+      'settled',
+    ])
     expect(body.errors).toEqual([])
     expect(body.remaining).toEqual({ republish: 0, settle: 0, delete_job: 0 })
 

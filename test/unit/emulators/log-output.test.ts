@@ -19,6 +19,7 @@ const idleReconcile = {
   jobs_deleted: 0,
   runs_ingested: 0,
   ingestions_resumed: 0,
+  deliveries_published: 0,
   errors: 0,
   remaining: { republish: 0, settle: 0, delete_job: 0 },
 }

@@ -9,7 +9,14 @@ describe('configuration', () => {
     const config = loadConfig({})
     expect(config.gcpProject).toBe('platform-local')
     expect(config.oidc).toBeUndefined()
-    expect(config.topics).toEqual({ runRequested: 'run-requested', jobStatus: 'batch-job-status', ingestionRequested: 'ingestion-requested' })
+    expect(config.topics).toEqual({
+      runRequested: 'run-requested',
+      jobStatus: 'batch-job-status',
+      ingestionRequested: 'ingestion-requested',
+      webhookDelivery: 'webhook-delivery',
+    })
+    // Webhooks go to public https:// addresses only, unless the local suite says otherwise.
+    expect(config.webhookUrlPolicy).toBe('public')
     expect(config.ingestion).toEqual({ runner: 'workflows', workflow: 'projects/platform-local/locations/europe-west4/workflows/platform-ingestion' })
   })
 

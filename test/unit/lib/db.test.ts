@@ -295,3 +295,48 @@ describe('which transactions run again', () => {
     expect(isEmulatorAbort('Transaction is invalid or closed')).toBe(false)
   })
 })
+
+describe('Db.afterCommit', () => {
+  /** A client that runs the function on a fresh transaction each attempt, then fails the commits of the first `losses` attempts. */
+  function clientCommitting(losses: number) {
+    let attempts = 0
+    const firestore = {
+      runTransaction: async (fn: (tx: unknown) => Promise<unknown>) => {
+        const result = await fn({ attempt: ++attempts })
+        if (attempts <= losses) throw aborted()
+        return result
+      },
+    }
+    return new Db(firestore as unknown as Firestore, '', fakeTiming())
+  }
+
+  it('does the work of the attempt that committed, once, before the transaction answers, and none of the attempts that lost', async () => {
+    const db = clientCommitting(2)
+    const done: number[] = []
+    const result = await db.transaction(async (tx) => {
+      const attempt = (tx as unknown as { attempt: number }).attempt
+      expect(db.afterCommit(tx, async () => void done.push(attempt))).toBe(true)
+      return attempt
+    })
+    expect(result).toBe(3)
+    // Done by the time the transaction answered.
+    expect(done).toEqual([3])
+  })
+
+  it('does nothing for a transaction that threw (a refusal): nothing was written', async () => {
+    const db = clientCommitting(0)
+    const done: string[] = []
+    await expect(
+      db.transaction(async (tx) => {
+        db.afterCommit(tx, async () => void done.push('published'))
+        throw conflict('refused')
+      }),
+    ).rejects.toThrow('refused')
+    expect(done).toEqual([])
+  })
+
+  it('says so when given a transaction Db.transaction did not run', () => {
+    const db = clientCommitting(0)
+    expect(db.afterCommit({} as never, async () => undefined)).toBe(false)
+  })
+})
