@@ -35,7 +35,15 @@ const run = (patch: Partial<RunRecord> = {}): RunRecord =>
   }) as RunRecord
 const session = { key: 'k' } as Parameters<typeof runPage>[0]['session']
 const page = (r: RunRecord, opts: { canCancel?: boolean; relaunchKey?: string; logTail?: LogLine[] } = {}) =>
-  runPage({ run: r, links, session, canCancel: opts.canCancel ?? true, relaunchKey: opts.relaunchKey, canReadFiles: true, logTail: opts.logTail ?? [] }).value
+  runPage({
+    run: r,
+    links,
+    session,
+    canCancel: opts.canCancel ?? true,
+    relaunchKey: opts.relaunchKey,
+    canReadFiles: true,
+    logTail: opts.logTail ?? [],
+  }).value
 
 describe("the runs console's views", () => {
   it.each([
