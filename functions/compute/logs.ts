@@ -122,21 +122,29 @@ export async function readRunLog(deps: ComputeDeps, run: RunRecord, q: LogSelect
 /**
  * Pages of the run's log as they come, until it is complete, `signal` aborts or the `deadline`
  * (performance.now()) passes: each page with lines, and a last one (perhaps empty) at the end or
- * the deadline. The run is read again between polls, for its status.
+ * the deadline; with `idleMs`, also an empty page (with its token) whenever nothing was yielded
+ * for that long, so that a stream can show it is alive. The run is read again between polls, for
+ * its status.
  */
 export async function* followRunLog(
   deps: ComputeDeps,
   run: RunRecord,
   q: LogSelection,
-  opts: { signal?: AbortSignal; deadline?: number } = {},
+  opts: { signal?: AbortSignal; deadline?: number; idleMs?: number } = {},
 ): AsyncGenerator<RunLogPage & { run: RunRecord }> {
   let current = run
   let token = q.page_token
+  let yielded = performance.now()
   for (;;) {
     const page = await readRunLog(deps, current, { ...q, page_token: token })
     token = page.nextPageToken
-    const past = opts.deadline !== undefined && performance.now() >= opts.deadline
-    if (page.lines.length || !token || past) yield { ...page, run: current }
+    const now = performance.now()
+    const past = opts.deadline !== undefined && now >= opts.deadline
+    const idle = opts.idleMs !== undefined && now - yielded >= opts.idleMs
+    if (page.lines.length || !token || past || idle) {
+      yield { ...page, run: current }
+      yielded = performance.now()
+    }
     if (!token || past || opts.signal?.aborted) return
     // A full page: the next is there already.
     if (page.lines.length >= pageSizeOf(q)) continue

@@ -342,6 +342,14 @@ export const FIXTURES: Record<string, (c: Ctx) => Promise<Mutation>> = {
     const r = await c.as('compute', 'POST', '/runs', { pipeline_id: pipelineId(PLATFORM_SCOPE, 'hello-local', '1.0.0'), params: {} })
     return { path: `/runs/${r.id}`, event: () => ({ scope: projectScope(c), entity: `run:${r.id}`, action: 'run.cancelled' }) }
   },
+  relaunchRun: async (c) => {
+    const r = await c.as('compute', 'POST', '/runs', { pipeline_id: pipelineId(PLATFORM_SCOPE, 'hello-local', '1.0.0'), params: {} })
+    return {
+      path: `/runs/${r.id}/relaunch`,
+      body: { tags: ['again'] },
+      event: () => ({ scope: projectScope(c), entity: `run:${r.id}`, action: 'run.relaunched' }),
+    }
+  },
   // webhooks
   createWebhook: async (c) => ({
     path: '/webhooks',

@@ -3,6 +3,7 @@ import { expect } from 'vitest'
 import { grant, seedOrgAndProject, seedToken, seedUser } from '../../domain/tenancy/seed.js'
 import { pipelineId, PLATFORM_SCOPE } from '../../domain/pipelines/model.js'
 import { clinicalStores } from '../../domain/clinical/stores.js'
+import { RunStore } from '../../domain/runs/store.js'
 import { runIngestion } from '../../domain/variants/ingest.js'
 import { trioVcf } from '../../domain/variants/synthetic.js'
 import type { OrgRecord, ProjectRecord, UserRecord } from '../../lib/auth/access.js'
@@ -40,6 +41,8 @@ export interface TenantRecords {
   labflow: string
   report: { id: string; order: string; variant: string; comment: string }
   run: string
+  /** A run whose Batch job has started (it has a task, as WES lists them). */
+  started: string
   pipeline: { id: string; slug: string }
   /** An object of the project's bucket, and its folder. */
   file: { path: string; folder: string }
@@ -273,9 +276,32 @@ export const OWN_PAGES: ReadonlySet<string> = new Set([
 ])
 
 /** The GET routes of a service outside /api/v1 (its pages and the kernel's), from its route table. */
+/** The prefix of the GA4GH standard APIs a service speaks beside /api/v1 (lib/http.ts StandardApi): WES on the compute service. */
+export const STANDARD_API_PREFIX = '/ga4gh/'
+
+/** A service's GET routes outside /api/v1 and the standard APIs: its browser pages (and public documents). */
 export function pagesOf(app: Hono<any>): string[] {
-  const paths = app.routes.filter((r) => r.method === 'GET' && r.path !== API_PREFIX && !r.path.startsWith(`${API_PREFIX}/`)).map((r) => r.path)
-  return [...new Set(paths)]
+  const api = (path: string) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`) || path.startsWith(STANDARD_API_PREFIX)
+  return [...new Set(app.routes.filter((r) => r.method === 'GET' && !api(r.path)).map((r) => r.path))]
+}
+
+/** A service's GET routes of the standard APIs (outside its OpenAPI document). */
+export function standardReadsOf(app: Hono<any>): string[] {
+  return [...new Set(app.routes.filter((r) => r.method === 'GET' && r.path.startsWith(STANDARD_API_PREFIX)).map((r) => r.path))]
+}
+
+/**
+ * The reads of the standard APIs, by `<service> <route>`: the path naming this tenant's records (a
+ * bearer token and X-Project-ID, as /api/v1), and whether it reads one record (else a list, or a
+ * summary of the caller's project).
+ */
+export const STANDARD_READ_FIXTURES: Record<string, (t: TenantRecords) => { path: string; record: boolean }> = {
+  'compute /ga4gh/wes/v1/service-info': () => ({ path: '/ga4gh/wes/v1/service-info', record: false }),
+  'compute /ga4gh/wes/v1/runs': () => ({ path: '/ga4gh/wes/v1/runs', record: false }),
+  'compute /ga4gh/wes/v1/runs/:run_id': (t) => ({ path: `/ga4gh/wes/v1/runs/${t.started}`, record: true }),
+  'compute /ga4gh/wes/v1/runs/:run_id/status': (t) => ({ path: `/ga4gh/wes/v1/runs/${t.started}/status`, record: true }),
+  'compute /ga4gh/wes/v1/runs/:run_id/tasks': (t) => ({ path: `/ga4gh/wes/v1/runs/${t.started}/tasks`, record: true }),
+  'compute /ga4gh/wes/v1/runs/:run_id/tasks/:task_id': (t) => ({ path: `/ga4gh/wes/v1/runs/${t.started}/tasks/0`, record: true }),
 }
 
 /** Another organization and project, owned by a user of their own, with no role anywhere else. */
@@ -338,6 +364,13 @@ export async function tenantRecords(c: Ctx, storage: LocalObjectStorage): Promis
     params: {},
     order_id: order.id,
   })
+  const started = await c.as('compute', 'POST', '/runs', { pipeline_id: pipelineId(PLATFORM_SCOPE, 'hello-local', '1.0.0'), params: {} })
+  await new RunStore(world.deps.db, world.deps.audit, world.deps.clock).applyJobState(started.id, {
+    status: 'running',
+    at: new Date(),
+    source: 'test',
+    job: { name: `projects/${world.deps.config.gcpProject}/locations/local/jobs/run-${started.id}`, uid: `run-${started.id.slice(0, 8)}` },
+  })
   const webhook = await webhookDeliveryVia(c)
   const slug = `reads-${rand()}`
   const pipeline = await c.as('compute', 'POST', '/pipelines', {
@@ -386,6 +419,7 @@ export async function tenantRecords(c: Ctx, storage: LocalObjectStorage): Promis
     labflow: labflow.id,
     report: { id: report.id, order: reportOrder.id, variant: variant.id, comment: comment.id },
     run: run.id,
+    started: started.id,
     pipeline: { id: pipeline.id, slug },
     file: { path: file, folder },
     event: events.body[0].id,
@@ -417,6 +451,7 @@ export async function tenantRecords(c: Ctx, storage: LocalObjectStorage): Promis
       comment.id,
       snapshot.id,
       run.id,
+      started.id,
       pipeline.id,
       slug,
       folder,

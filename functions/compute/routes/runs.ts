@@ -224,6 +224,12 @@ runs.openapi(
 
 /** A stream lasts at most this long; the client reconnects with Last-Event-ID (EventSource does by itself) and goes on. */
 export const MAX_STREAM_SECONDS = 300
+/**
+ * A stream with nothing to say for this long gets a comment line (`: keep-alive`), which clients
+ * ignore: proxies and load balancers close a connection idle for a minute or so (Google's front
+ * end, nginx's 60 s default), and a silent step of a pipeline often prints nothing for longer.
+ */
+export const SSE_KEEPALIVE_SECONDS = 15
 
 runs.openapi(
   createRoute({
@@ -239,7 +245,7 @@ runs.openapi(
       'until a line comes. With `Accept: text/event-stream` the answer is a stream of server-sent events: `lines` events (data: a',
       'JSON array of lines; id: the page token after them, so a reconnection with Last-Event-ID goes on from there), then one',
       `\`end\` event (data: {"status": <the run's status>}) when the log is complete. A stream is closed after ${MAX_STREAM_SECONDS} s without \`end\`:`,
-      'reconnect with Last-Event-ID.',
+      `reconnect with Last-Event-ID. A stream with no line for ${SSE_KEEPALIVE_SECONDS} s gets a comment line (': keep-alive'), which clients ignore.`,
     ].join(' '),
     middleware: [read] as const,
     request: {
@@ -273,14 +279,26 @@ runs.openapi(
         const stop = new AbortController()
         stream.onAbort(() => stop.abort())
         const deadline = performance.now() + MAX_STREAM_SECONDS * 1000
+        const head = { ...first, run }
         const pages = (async function* () {
-          yield { ...first, run }
+          yield head
           if (first.nextPageToken)
-            yield* followRunLog(deps, run, { ...selection, page_token: first.nextPageToken }, { signal: stop.signal, deadline })
+            yield* followRunLog(
+              deps,
+              run,
+              { ...selection, page_token: first.nextPageToken },
+              {
+                signal: stop.signal,
+                deadline,
+                idleMs: SSE_KEEPALIVE_SECONDS * 1000,
+              },
+            )
         })()
         try {
           for await (const page of pages) {
             if (page.lines.length) await stream.writeSSE({ event: 'lines', id: page.nextPageToken ?? '', data: JSON.stringify(page.lines) })
+            // An empty page of the follower: nothing written for SSE_KEEPALIVE_SECONDS (or the deadline).
+            else if (page.nextPageToken && page !== head) await stream.write(': keep-alive\n\n')
             if (!page.nextPageToken) await stream.writeSSE({ event: 'end', data: JSON.stringify({ status: page.run.status }) })
           }
         } catch (error) {

@@ -10,6 +10,8 @@ import {
   PUBLIC_PAGES,
   PUBLIC_READS,
   READ_FIXTURES,
+  STANDARD_READ_FIXTURES,
+  standardReadsOf,
   strangerTenant,
   tenantRecords,
   type Read,
@@ -193,6 +195,9 @@ describe('every operation of every service resists', async () => {
       const pages = SERVICES.flatMap((s) => pagesOf(appOf(s.name)).map((p) => `${s.name} ${p}`))
       expect(pages.filter((p) => !PUBLIC_PAGES.includes(p.slice(p.indexOf(' ') + 1)) && !PAGE_FIXTURES[p])).toEqual([])
       expect(Object.keys(PAGE_FIXTURES).filter((p) => !pages.includes(p))).toEqual([])
+      const standard = SERVICES.flatMap((s) => standardReadsOf(appOf(s.name)).map((p) => `${s.name} ${p}`))
+      expect(standard.filter((p) => !STANDARD_READ_FIXTURES[p])).toEqual([])
+      expect(Object.keys(STANDARD_READ_FIXTURES).filter((p) => !standard.includes(p))).toEqual([])
     })
 
     // Lists (and their page tokens) before the filtered reads: the stranger's own audit log, which records
@@ -255,6 +260,21 @@ describe('every operation of every service resists', async () => {
           expect(here.status, JSON.stringify(here.body)).toBe(403)
           expect(leaked(here, path)).toEqual([])
         }
+      })
+    })
+
+    describe('every read of the standard APIs (GA4GH WES): 404 for a record, nothing of this tenant in a list, 403 in this project', () => {
+      it.each(Object.entries(STANDARD_READ_FIXTURES))('%s', async (key, fixture) => {
+        const app = appOf(key.slice(0, key.indexOf(' ')))
+        const { path, record } = fixture(t)
+        const mine = await call(app, 'GET', path, { token: world.owner.token, project: world.project.id })
+        expect(mine.status, `this tenant's owner: ${JSON.stringify(mine.body)}`).toBe(200)
+        const theirs = await call(app, 'GET', path, { token: stranger.token, project: stranger.project.id })
+        expect(theirs.status, JSON.stringify(theirs.body)).toBe(record ? 404 : 200)
+        expect(leaked(theirs, path)).toEqual([])
+        const here = await call(app, 'GET', path, { token: stranger.token, project: world.project.id })
+        expect(here.status, JSON.stringify(here.body)).toBe(403)
+        expect(leaked(here, path)).toEqual([])
       })
     })
 

@@ -34,7 +34,7 @@ describe('compute: a resumed relaunch reuses the steps its first run completed',
     expect(res.status).toBe(201)
     const job = await execute(res.body.id)
     expect(job.state).toBe('FAILED')
-    expect(job.events.map((e) => e.description).join('\n')).toMatch(/step 3 failed/)
+    expect(job.events.map((e) => [e.description, e.stderr ?? ''].join('\n')).join('\n')).toMatch(/step 3 failed/)
     expect(await output(res.body.id, 'steps.txt')).toBe('1 ran\n2 ran\n')
     return res.body.id as string
   }

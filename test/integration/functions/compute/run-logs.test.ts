@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { computeDeps } from '../../../../functions/compute/deps.js'
+import { followRunLog } from '../../../../functions/compute/logs.js'
 import { createComputeApp } from '../../../../functions/compute/service.js'
 import { buildRunJob } from '../../../../domain/runs/batch-job.js'
 import { settleFromJob } from '../../../../domain/runs/lifecycle.js'
@@ -12,10 +13,12 @@ import { makeStage, shellPipeline, type Stage } from '../../orchestrator/stage.j
 let stage: Stage
 let api: ReturnType<typeof apiFor>
 let app: ReturnType<typeof createComputeApp>
+let deps: ReturnType<typeof computeDeps>
 
 beforeAll(async () => {
   stage = await makeStage()
-  app = createComputeApp(computeDeps(stage.world.deps, { queue: stage.queue, batch: stage.executor }))
+  deps = computeDeps(stage.world.deps, { queue: stage.queue, batch: stage.executor })
+  app = createComputeApp(deps)
   api = apiFor(app, stage.world)
 })
 
@@ -142,6 +145,22 @@ describe('GET /runs/{id}/logs', () => {
       'the Batch job failed: Task state is updated from RUNNING to FAILED on zones/europe-west1-b with exit code 1.\nLast lines of stderr:\nsamtools: truncated BAM',
     )
     expect(asked).toEqual([{ count: 20, stream: 'stderr' }])
+  })
+
+  it('gives a follower of a silent run an empty page with its token at every idle interval, for a stream to show it is alive', async () => {
+    const { run, job } = await startRun('echo first; sleep 1.5; echo last')
+    const current = (await stage.deps.runs.getById(run.id))!
+    const pages: Array<{ texts: string[]; token?: string; at: number }> = []
+    const begun = performance.now()
+    for await (const page of followRunLog(deps, current, {}, { idleMs: 400, deadline: begun + 20_000 })) {
+      pages.push({ texts: page.lines.map((l) => l.text), token: page.nextPageToken, at: performance.now() - begun })
+      if (page.lines.some((l) => l.text === 'last')) break
+    }
+    const idle = pages.filter((p) => p.texts.length === 0)
+    expect(pages.flatMap((p) => p.texts)).toEqual(['first', 'last'])
+    expect(idle.length).toBeGreaterThanOrEqual(2)
+    expect(idle.every((p) => p.token)).toBe(true)
+    await finish(run, job.name)
   })
 
   it('ends a stream whose log becomes unreadable with an error event in the error shape', async () => {
