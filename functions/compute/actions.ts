@@ -29,6 +29,17 @@ export class ParamsInvalid extends ApiError {
 const noCredentials = (slug: string) =>
   `project '${slug}' has no cloud credentials configured; a project admin must set its service account (admin service: project credentials) before runs can be submitted`
 
+/** The project as a run records it, with the service account its job runs as: a 400 until a project admin has set one. */
+function runnerOf(project: ComputeEnv['Variables']['project']) {
+  if (!project.credentials) throw badRequest(noCredentials(project.slug))
+  return {
+    id: project.id,
+    org_id: project.org_id,
+    bucket_name: project.bucket_name,
+    service_account_email: project.credentials.service_account_email,
+  }
+}
+
 /**
  * Records a queued run and dispatches it. With an idempotency key, a repeat of the same request
  * answers the first run (`replayed`), and is dispatched again only if the first never was.
@@ -38,19 +49,14 @@ export async function submitRun(c: Context<ComputeEnv>, body: SubmitRun, idempot
   const project = c.get('project')
   const pipeline = await deps.pipelines.get(project.id, body.pipeline_id)
   if (!pipeline) throw notFound('pipeline')
-  if (!project.credentials) throw badRequest(noCredentials(project.slug))
+  const runner = runnerOf(project)
   const problems = paramProblems(pipeline, body.params, { projectBucket: project.bucket_name, sharedBuckets: deps.config.storage.sharedBuckets })
   if (problems.length) throw new ParamsInvalid(problems)
   // An order is named by id or accession; the link re-reads it in the run's transaction.
   const order = body.order_id ? await deps.orders.resolve(project.id, body.order_id) : undefined
   if (body.order_id && !order) throw notFound(`order '${body.order_id}'`)
   const { run, replayed } = await deps.runs.submit(auditContext(c), {
-    project: {
-      id: project.id,
-      org_id: project.org_id,
-      bucket_name: project.bucket_name,
-      service_account_email: project.credentials.service_account_email,
-    },
+    project: runner,
     pipeline,
     params: body.params,
     tags: body.tags,
@@ -82,7 +88,7 @@ export async function relaunchRun(
   if (!first) throw notFound('run')
   const pipeline = await deps.pipelines.get(project.id, first.pipeline_id)
   if (!pipeline) throw notFound('pipeline')
-  if (!project.credentials) throw badRequest(noCredentials(project.slug))
+  const runner = runnerOf(project)
   if (body.params && Object.keys(body.params).length) {
     const params = applyParamsPatch(first.params, body.params)
     const problems = paramProblems(pipeline, params, { projectBucket: project.bucket_name, sharedBuckets: deps.config.storage.sharedBuckets })
@@ -91,12 +97,7 @@ export async function relaunchRun(
   // The order is the first run's: its link re-reads it in the run's transaction (a completed order takes no more runs).
   const order = first.order_id ? await deps.orders.resolve(project.id, first.order_id) : undefined
   const { run, replayed } = await deps.runs.submit(auditContext(c), {
-    project: {
-      id: project.id,
-      org_id: project.org_id,
-      bucket_name: project.bucket_name,
-      service_account_email: project.credentials.service_account_email,
-    },
+    project: runner,
     pipeline,
     params: {},
     tags: [],
