@@ -1,40 +1,57 @@
 /** One local file into the project's bucket: `platform files upload`, and each file of `upload -r`. */
-import { stat } from 'node:fs/promises'
 import { basename, resolve } from 'node:path'
-import type { Session } from './context.js'
-import { CliError, EXIT, usageError } from './errors.js'
-import { contentTypeOf, interruptible, intoFolder } from './files.js'
+import type { FileEntry, PlatformClient } from './client.js'
+import { CliError, EXIT } from './errors.js'
+import { contentTypeOf } from './files.js'
 import { formatTransfer } from './output.js'
-import { Progress } from './progress.js'
-import { ChecksumMismatchError, md5Of, uploadFile, verify } from './transfer.js'
+import { ChecksumMismatchError, md5Of, uploadFile, verify, type TransferOptions, type Verified } from './transfer.js'
 
 export interface UploadOptions {
   contentType?: string
   overwrite?: boolean
 }
 
-export async function uploadLocalFile(session: Session, local: string, remoteArg: string, opts: UploadOptions): Promise<void> {
-  const info = await stat(local).catch((error: Error) => {
-    throw usageError(`cannot read ${local}: ${error.message}`)
-  })
-  if (!info.isFile()) throw usageError(`${local} is not a file`)
-  const remote = intoFolder(remoteArg, basename(local))
-  const client = session.client()
-  const project = await session.projectId(client)
+/** What an upload printed as its result: the stored file, where it came from, and how it was checked. */
+export type Uploaded = (FileEntry | { path: string; size: number }) & {
+  local: string
+  crc32c: string | null
+  md5: string | null
+  verified: Verified
+  seconds: number
+}
+
+/** The one line `files upload` prints for a person. */
+export function uploadedText(up: Uploaded): string {
+  const where = 'uri' in up ? up.uri : up.path
+  const check = up.verified === 'none' ? 'not verified: the storage answered no checksum' : `${up.verified} verified`
+  return `Uploaded ${up.local} to ${where}: ${formatTransfer(up.size, up.seconds)}, ${check}`
+}
+
+/**
+ * Uploads `local` (a file of `size` bytes) to `remote` in the project's bucket through a signed
+ * address and checks the storage's checksum of what it stored. It prints nothing: progress goes
+ * to `opts.onProgress`, the result is returned, refusals are thrown (CliError, HttpError).
+ */
+export async function uploadLocalFile(
+  client: PlatformClient,
+  project: string,
+  local: string,
+  size: number,
+  remote: string,
+  opts: UploadOptions & TransferOptions,
+): Promise<Uploaded> {
+  const started = performance.now()
   const signed = await client.uploadUrl(project, {
     path: remote,
     content_type: opts.contentType ?? contentTypeOf(basename(local)),
     overwrite: Boolean(opts.overwrite),
   })
-  const progress = new Progress(session.out, info.size)
-  const sent = await interruptible(`upload of ${local} interrupted: nothing was stored at ${remote}`, (signal) =>
-    uploadFile(signed, local, info.size, { onProgress: progress.update, signal }),
-  ).finally(() => progress.done())
-  const seconds = progress.seconds
+  const sent = await uploadFile(signed, local, size, { onProgress: opts.onProgress, signal: opts.signal })
+  const seconds = (performance.now() - started) / 1000
   let verified
   try {
-    if (sent.storedSize !== undefined && sent.storedSize !== info.size)
-      throw new ChecksumMismatchError('size', `${info.size} bytes`, `${sent.storedSize} bytes`)
+    if (sent.storedSize !== undefined && sent.storedSize !== size)
+      throw new ChecksumMismatchError('size', `${size} bytes`, `${sent.storedSize} bytes`)
     // Cloud Storage always answers a CRC32C; a storage that answers only an MD5 costs a second read of the file.
     const mine = !sent.remote.crc32c && sent.remote.md5 ? { md5: await md5Of(local) } : sent.local
     verified = verify(mine, sent.remote)
@@ -46,9 +63,6 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
       EXIT.checksum,
     )
   }
-  const entry = (await client.statFile(project, remote)) ?? { path: remote, size: info.size }
-  const result = { ...entry, local: resolve(local), crc32c: sent.remote.crc32c ?? null, md5: sent.remote.md5 ?? null, verified, seconds }
-  const where = 'uri' in entry ? entry.uri : remote
-  const check = verified === 'none' ? 'not verified: the storage answered no checksum' : `${verified} verified`
-  session.out.result(result, () => `Uploaded ${local} to ${where}: ${formatTransfer(info.size, seconds)}, ${check}`)
+  const entry = (await client.statFile(project, remote)) ?? { path: remote, size }
+  return { ...entry, local: resolve(local), crc32c: sent.remote.crc32c ?? null, md5: sent.remote.md5 ?? null, verified, seconds }
 }

@@ -1,7 +1,12 @@
+import { stat } from 'node:fs/promises'
+import { basename } from 'node:path'
 import type { Command } from 'commander'
 import { action, type Cli } from '../../context.js'
+import { usageError } from '../../errors.js'
+import { interruptible, intoFolder } from '../../files.js'
 import { examples } from '../../help.js'
-import { uploadLocalFile, type UploadOptions } from '../../upload.js'
+import { Progress } from '../../progress.js'
+import { uploadedText, uploadLocalFile, type UploadOptions } from '../../upload.js'
 
 export function register(files: Command, cli: Cli) {
   files
@@ -25,7 +30,18 @@ export function register(files: Command, cli: Cli) {
       action(cli, async (session, command) => {
         const [local, remoteArg] = command.processedArgs as [string, string]
         const opts = command.opts<UploadOptions>()
-        await uploadLocalFile(session, local, remoteArg, opts)
+        const info = await stat(local).catch((error: Error) => {
+          throw usageError(`cannot read ${local}: ${error.message}`)
+        })
+        if (!info.isFile()) throw usageError(`${local} is not a file`)
+        const remote = intoFolder(remoteArg, basename(local))
+        const client = session.client()
+        const project = await session.projectId(client)
+        const progress = new Progress(session.out, info.size)
+        const up = await interruptible(`upload of ${local} interrupted: nothing was stored at ${remote}`, (signal) =>
+          uploadLocalFile(client, project, local, info.size, remote, { ...opts, onProgress: progress.update, signal }),
+        ).finally(() => progress.done())
+        session.out.result(up, () => uploadedText(up))
       }),
     )
 }
