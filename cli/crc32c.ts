@@ -37,7 +37,7 @@ function gf2Times(matrix: Uint32Array, vector: number): number {
   return sum >>> 0
 }
 
-const gf2Square = (matrix: Uint32Array): Uint32Array => matrix.map((row) => gf2Times(matrix, row))
+const gf2Square = (matrix: Uint32Array): Uint32Array => Uint32Array.from(matrix, (row) => gf2Times(matrix, row))
 
 /**
  * The CRC32C of A followed by B, from the CRC32C of A, that of B and B's length (zlib's
@@ -48,7 +48,7 @@ const gf2Square = (matrix: Uint32Array): Uint32Array => matrix.map((row) => gf2T
 export function crc32cCombine(crcA: number, crcB: number, lengthB: number): number {
   if (lengthB <= 0) return crcA >>> 0
   // The operator for one zero bit, then squared into two, four, eight... zero bits.
-  let odd = new Uint32Array(32)
+  let odd: Uint32Array = new Uint32Array(32)
   odd[0] = POLY
   for (let n = 1; n < 32; n++) odd[n] = 1 << (n - 1)
   let even = gf2Square(odd)
