@@ -9,13 +9,15 @@
  * missing, unless the object changed meanwhile (then it starts afresh).
  */
 import { randomBytes } from 'node:crypto'
+import { createReadStream } from 'node:fs'
 import { link, open, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises'
 import type { IncomingMessage } from 'node:http'
 import { basename, dirname, join } from 'node:path'
-import { AbortedError } from './client.js'
+import { AbortedError, type FileEntry, type PlatformClient } from './client.js'
 import { Crc32c, crc32cBase64, crc32cCombine } from './crc32c.js'
 import {
-  ChecksumMismatchError,
+  CHUNK_BYTES,
+  downloadFile,
   exchange,
   md5Of,
   parseGoogHash,
@@ -29,6 +31,7 @@ import {
 import {
   CONNECTIONS,
   decideResume,
+  PARALLEL_THRESHOLD,
   PART_BYTES,
   partLength,
   planParts,
@@ -244,4 +247,60 @@ export function addressesOf(sign: () => Promise<Signed & { expires_at: string }>
     current = sign()
     return current
   }
+}
+
+export interface Downloaded {
+  bytes: number
+  /** Bytes fetched by this command: less than `bytes` when a partial download was resumed. */
+  fetched: number
+  resumed: boolean
+  /** Fetched in parts, resumably (at least PARALLEL_THRESHOLD bytes). */
+  inParts: boolean
+  remote: Checksums
+  verified: Verified
+}
+
+/**
+ * A file of the project's bucket into `dest`: in parts, resumably, from PARALLEL_THRESHOLD bytes
+ * on; in one stream into a temporary file otherwise (its partial file is removed on failure).
+ */
+export async function downloadObject(
+  client: PlatformClient,
+  project: string,
+  entry: Pick<FileEntry, 'path' | 'uri' | 'size'>,
+  dest: string,
+  opts: ParallelOptions,
+): Promise<Downloaded> {
+  if (entry.size >= PARALLEL_THRESHOLD) {
+    const got = await downloadInParts(
+      addressesOf(() => client.downloadUrl(project, entry.path)),
+      entry.uri,
+      dest,
+      opts,
+    )
+    return { ...got, inParts: true }
+  }
+  const got = await downloadFile(await client.downloadUrl(project, entry.path), dest, opts)
+  return { bytes: got.bytes, fetched: got.bytes, resumed: false, inParts: false, remote: got.remote, verified: got.verified }
+}
+
+/** The storage's checksums of a file, from the headers of a read of its first byte (nothing else is fetched). */
+export async function remoteChecksums(
+  client: PlatformClient,
+  project: string,
+  entry: Pick<FileEntry, 'path' | 'size'>,
+  signal?: AbortSignal,
+): Promise<Checksums> {
+  // An empty object has no first byte to ask for (416); its CRC32C is that of nothing.
+  if (entry.size === 0) return { crc32c: crc32cBase64(0) }
+  const res = await exchange('GET', await client.downloadUrl(project, entry.path), { range: 'bytes=0-0', 'accept-encoding': 'gzip' }, signal)
+  res.destroy()
+  return parseGoogHash(res.headers['x-goog-hash'])
+}
+
+/** The CRC32C of a local file, as x-goog-hash gives it. */
+export async function localCrc32c(file: string, signal?: AbortSignal): Promise<string> {
+  const crc = new Crc32c()
+  for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES, signal })) crc.update(chunk as Buffer)
+  return crc.base64()
 }
