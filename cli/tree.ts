@@ -10,6 +10,7 @@ import type { FileEntry, PlatformClient } from './client.js'
 import type { Session } from './context.js'
 import { downloadObject, localCrc32c, remoteChecksums } from './download.js'
 import { CliError, EXIT, explain } from './errors.js'
+import { truncate } from './format.js'
 import { formatTransfer, type Output } from './output.js'
 import { progressLine } from './progress.js'
 import { decideSync, needsChecksums, relativeTo, remoteUnder, TREE_CONCURRENCY, type Fingerprint } from './transfer-plan.js'
@@ -69,7 +70,7 @@ class TreeProgress {
 
   start(name: string) {
     this.moving.set(name, 0)
-    this.draw(true)
+    this.draw(false)
   }
 
   update(name: string, bytes: number) {
@@ -81,7 +82,7 @@ class TreeProgress {
     this.moving.delete(name)
     this.finished++
     this.doneBytes += size
-    this.draw(true)
+    this.draw(this.finished === this.totalFiles)
   }
 
   get seconds() {
@@ -95,7 +96,9 @@ class TreeProgress {
     this.drawn = t
     const bytes = this.doneBytes + [...this.moving.values()].reduce((a, b) => a + b, 0)
     const names = [...this.moving.keys()].map((n) => n.slice(n.lastIndexOf('/') + 1)).join(', ')
-    this.out.status(`${progressLine(bytes, this.totalBytes, this.seconds)}  ${this.finished}/${this.totalFiles} files${names ? `  ${names}` : ''}`)
+    const line = `${progressLine(bytes, this.totalBytes, this.seconds)}  ${this.finished}/${this.totalFiles} files${names ? `  ${names}` : ''}`
+    // A line wider than the terminal would wrap, and the next redraw could not erase it.
+    this.out.status(this.out.style.width ? truncate(line, this.out.style.width - 1) : line)
   }
 
   done() {
@@ -218,10 +221,8 @@ async function transferTree(
 
 /** The summary's human view: what moved, what was skipped, what failed and why. */
 export function summaryText(verb: 'Uploaded' | 'Downloaded', s: TreeSummary): string {
-  const lines = [
-    `${verb} ${s.sent} file${s.sent === 1 ? '' : 's'} (${formatTransfer(s.bytes, s.seconds)}) from ${s.source} to ${s.destination}; ` +
-      `skipped ${s.skipped} identical; ${s.failed} failed`,
-  ]
+  const moved = s.sent ? `${s.sent} file${s.sent === 1 ? '' : 's'} (${formatTransfer(s.bytes, s.seconds)})` : `no files (${s.seconds.toFixed(1)}s)`
+  const lines = [`${verb} ${moved} from ${s.source} to ${s.destination}; skipped ${s.skipped} identical; ${s.failed} failed`]
   for (const f of s.files.filter((f) => f.status === 'failed')) lines.push(`  failed: ${f.path}: ${f.error}`)
   return lines.join('\n')
 }
