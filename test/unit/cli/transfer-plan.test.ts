@@ -1,6 +1,7 @@
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { crc32c, crc32cCombine } from '../../../cli/crc32c.js'
+import { addressesOf } from '../../../cli/download.js'
 import {
   decideResume,
   decideSync,
@@ -237,5 +238,24 @@ describe('relativeTo and remoteUnder', () => {
     ['fastq/', 'b.fq', 'fastq/b.fq'],
   ])('under %s, %s is %s', (prefix, rel, remote) => {
     expect(remoteUnder(prefix, rel)).toBe(remote)
+  })
+})
+
+describe('addressesOf', () => {
+  afterEach(() => vi.useRealTimers())
+
+  it('keeps a signed address while it has more than a minute left, and asks for a new one after', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-11-26T10:00:00Z') })
+    let signed = 0
+    const address = addressesOf(async () => {
+      signed++
+      return { url: `http://storage/b/o?n=${signed}`, expires_at: new Date(Date.now() + 900_000).toISOString() }
+    })
+    expect((await address()).url).toBe('http://storage/b/o?n=1')
+    vi.setSystemTime(Date.parse('2026-11-26T10:13:59Z'))
+    expect((await address()).url).toBe('http://storage/b/o?n=1')
+    vi.setSystemTime(Date.parse('2026-11-26T10:14:01Z'))
+    expect((await address()).url).toBe('http://storage/b/o?n=2')
+    expect(signed).toBe(2)
   })
 })
