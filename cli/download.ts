@@ -65,8 +65,6 @@ export interface ParallelOptions extends TransferOptions {
   overwrite?: boolean
   /** A note for the person (a partial download abandoned, and why). */
   note?: (text: string) => void
-  partBytes?: number
-  connections?: number
 }
 
 export interface ParallelResult {
@@ -112,7 +110,7 @@ export async function downloadInParts(
   dest: string,
   opts: ParallelOptions = {},
 ): Promise<ParallelResult> {
-  const partBytes = opts.partBytes ?? PART_BYTES
+  const partBytes = PART_BYTES
   const files = partialFiles(dest)
   const origin = async () => new URL((await address()).url).origin
 
@@ -197,7 +195,7 @@ export async function downloadInParts(
         })
       }
     }
-    const workers = Array.from({ length: Math.min(opts.connections ?? CONNECTIONS, queue.length) }, worker)
+    const workers = Array.from({ length: Math.min(CONNECTIONS, queue.length) }, worker)
     const outcomes = await Promise.allSettled(workers)
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')
     if (failed) throw failed.reason
