@@ -4,7 +4,8 @@ import { ChecksumMismatchError, StorageHttpError, StorageUnreachableError } from
 /**
  * The exit codes of `platform`. 1 and 2 belong to `runs watch` (the run failed, the run was
  * cancelled), so that a script can tell a run's outcome from a failure of the CLI itself; 10 to
- * `files upload` and `files download` (the bytes transferred are not the ones stored: try again).
+ * `files upload` and `files download` (the bytes transferred are not the ones stored: try again); 11 to
+ * their `-r` (some files of the tree failed, the others were transferred).
  */
 export const EXIT = {
   ok: 0,
@@ -18,6 +19,7 @@ export const EXIT = {
   unavailable: 8,
   internal: 9,
   checksum: 10,
+  someFailed: 11,
   interrupted: 130,
 } as const
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
@@ -45,6 +47,7 @@ export const EXIT_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
   [EXIT.unavailable, 'a service is unreachable or failed (5xx)'],
   [EXIT.internal, 'unexpected error'],
   [EXIT.checksum, "files upload, files download: the checksum of the bytes transferred differs from the storage's"],
+  [EXIT.someFailed, 'files upload -r, files download -r: some files failed (the others were transferred; the summary names the failed ones)'],
   [EXIT.interrupted, 'interrupted (Ctrl-C)'],
 ]
 

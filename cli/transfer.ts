@@ -124,7 +124,7 @@ function networkReason(error: unknown): string {
  * `send` writes the body; an answer that comes while it is still writing (a refusal) wins over
  * the broken pipe that follows it.
  */
-function exchange(
+export function exchange(
   method: 'GET' | 'PUT',
   signed: Signed,
   headers: OutgoingHttpHeaders,

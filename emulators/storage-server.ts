@@ -18,7 +18,7 @@ import { canonicalPath, verifySignedRequest } from '../lib/storage/v4.js'
  * and streams bytes between the socket and the bucket folder, so a transfer of any size keeps the
  * server's memory flat. Every request needs a signed address: the buckets are private.
  *
- *   GET/HEAD /<bucket>/<object>   download (Range: bytes=… answered 206)
+ *   GET/HEAD /<bucket>/<object>   download (Range: bytes=… answered 206; If-Match: <ETag> else 412)
  *   PUT      /<bucket>/<object>   upload, with the Content-Type that was signed; visible once complete
  *
  * An upload's answer and every read carry the object's checksums as Cloud Storage sends them
@@ -167,6 +167,11 @@ export function createStorageServer(opts: StorageServerOptions): Server {
     const digests = found && (await storage.digests(bucket, object))
     if (!found || !digests) throw new HttpFailure(404, 'NoSuchKey', 'The specified key does not exist.')
     if (!atGeneration(expectedGeneration(req), found)) throw preconditionFailed()
+    // If-Match with the ETag a read answered: the ranged reads of one download all read the same content.
+    const ifMatch = req.headers['if-match']
+    if (ifMatch !== undefined && ifMatch.trim() !== '*' && !ifMatch.split(',').some((tag) => tag.trim() === hashHeaders(digests).etag)) {
+      throw preconditionFailed()
+    }
     const range = parseRange(req.headers.range, found.size)
     if (range === 'unsatisfiable') {
       res.setHeader('content-range', `bytes */${found.size}`)
@@ -176,6 +181,7 @@ export function createStorageServer(opts: StorageServerOptions): Server {
       'content-type': found.content_type ?? 'application/octet-stream',
       'last-modified': new Date(found.updated).toUTCString(),
       ...hashHeaders(digests),
+      ...(found.generation ? { 'x-goog-generation': found.generation } : {}),
       'accept-ranges': 'bytes',
       'x-goog-stored-content-length': found.size,
     }

@@ -1,18 +1,14 @@
 import { stat } from 'node:fs/promises'
-import { basename, resolve } from 'node:path'
+import { basename } from 'node:path'
 import type { Command } from 'commander'
-import { action, type Cli } from '../../context.js'
-import { CliError, EXIT, usageError } from '../../errors.js'
-import { contentTypeOf, interruptible, intoFolder } from '../../files.js'
+import { action, type Cli, type Session } from '../../context.js'
+import { EXIT, usageError } from '../../errors.js'
+import { interruptible, intoFolder } from '../../files.js'
 import { examples } from '../../help.js'
-import { formatTransfer } from '../../output.js'
 import { Progress } from '../../progress.js'
-import { ChecksumMismatchError, md5Of, uploadFile, verify } from '../../transfer.js'
-
-interface UploadOptions {
-  contentType?: string
-  overwrite?: boolean
-}
+import { TREE_CONCURRENCY } from '../../transfer-plan.js'
+import { summaryText, uploadTree } from '../../tree.js'
+import { uploadedText, uploadLocalFile, type UploadOptions } from '../../upload.js'
 
 export function register(files: Command, cli: Cli) {
   files
@@ -20,8 +16,15 @@ export function register(files: Command, cli: Cli) {
     .description(
       "Upload a local file to the project's bucket through a signed address, then check its checksum against the storage's (exit 10 when they differ); a progress bar on a terminal",
     )
-    .argument('<local>', 'the local file')
-    .argument('<remote>', "its path in the project's bucket (fastq/S1_R1.fastq.gz), a folder ending in / to keep its name, or gs://<bucket>/…")
+    .argument('<local>', 'the local file; with -r, a folder')
+    .argument(
+      '<remote>',
+      "its path in the project's bucket (fastq/S1_R1.fastq.gz), a folder ending in / to keep its name, or gs://<bucket>/…; with -r, the folder to fill",
+    )
+    .option(
+      '-r, --recursive',
+      `every file under the folder <local> to the folder <remote>, ${TREE_CONCURRENCY} at a time; identical files (size and CRC32C) are skipped, a failed one does not stop the others (exit 11)`,
+    )
     .option('--content-type <type>', 'the Content-Type stored with it (default: from its extension, else application/octet-stream)')
     .option('--overwrite', "replace the file if it exists (project admins; never a file of a signed order's sample; default: refuse, exit 7)")
     .addHelpText(
@@ -30,12 +33,14 @@ export function register(files: Command, cli: Cli) {
         'platform files upload S1_R1.fastq.gz fastq/',
         'platform files upload ./reads.fq.gz gs://demo-lab-demo/fastq/S1_R1.fastq.gz --overwrite',
         'platform files upload panel.bed refs/panel.bed --content-type text/plain --json',
+        'platform files upload -r ./run42/fastq fastq/run42      # again later: only what is missing or changed',
       ),
     )
     .action(
       action(cli, async (session, command) => {
         const [local, remoteArg] = command.processedArgs as [string, string]
-        const opts = command.opts<UploadOptions>()
+        const opts = command.opts<UploadOptions & { recursive?: boolean }>()
+        if (opts.recursive) return uploadFolder(session, local, remoteArg, opts)
         const info = await stat(local).catch((error: Error) => {
           throw usageError(`cannot read ${local}: ${error.message}`)
         })
@@ -43,36 +48,25 @@ export function register(files: Command, cli: Cli) {
         const remote = intoFolder(remoteArg, basename(local))
         const client = session.client()
         const project = await session.projectId(client)
-        const signed = await client.uploadUrl(project, {
-          path: remote,
-          content_type: opts.contentType ?? contentTypeOf(basename(local)),
-          overwrite: Boolean(opts.overwrite),
-        })
         const progress = new Progress(session.out, info.size)
-        const sent = await interruptible(`upload of ${local} interrupted: nothing was stored at ${remote}`, (signal) =>
-          uploadFile(signed, local, info.size, { onProgress: progress.update, signal }),
+        const up = await interruptible(`upload of ${local} interrupted: nothing was stored at ${remote}`, (signal) =>
+          uploadLocalFile(client, project, local, info.size, remote, { ...opts, onProgress: progress.update, signal }),
         ).finally(() => progress.done())
-        const seconds = progress.seconds
-        let verified
-        try {
-          if (sent.storedSize !== undefined && sent.storedSize !== info.size)
-            throw new ChecksumMismatchError('size', `${info.size} bytes`, `${sent.storedSize} bytes`)
-          // Cloud Storage always answers a CRC32C; a storage that answers only an MD5 costs a second read of the file.
-          const mine = !sent.remote.crc32c && sent.remote.md5 ? { md5: await md5Of(local) } : sent.local
-          verified = verify(mine, sent.remote)
-        } catch (error) {
-          if (!(error instanceof ChecksumMismatchError)) throw error
-          throw new CliError(
-            `checksum mismatch after uploading ${local} to ${remote}: ${error.message}. The uploaded file was left as it is: ` +
-              `upload it again with --overwrite, or delete it (platform files rm ${remote})`,
-            EXIT.checksum,
-          )
-        }
-        const entry = (await client.statFile(project, remote)) ?? { path: remote, size: info.size }
-        const result = { ...entry, local: resolve(local), crc32c: sent.remote.crc32c ?? null, md5: sent.remote.md5 ?? null, verified, seconds }
-        const where = 'uri' in entry ? entry.uri : remote
-        const check = verified === 'none' ? 'not verified: the storage answered no checksum' : `${verified} verified`
-        session.out.result(result, () => `Uploaded ${local} to ${where}: ${formatTransfer(info.size, seconds)}, ${check}`)
+        session.out.result(up, () => uploadedText(up))
       }),
     )
+}
+
+async function uploadFolder(session: Session, dir: string, prefix: string, opts: UploadOptions) {
+  const info = await stat(dir).catch((error: Error) => {
+    throw usageError(`cannot read ${dir}: ${error.message}`)
+  })
+  if (!info.isDirectory()) throw usageError(`${dir} is not a folder: upload a file without -r`)
+  const client = session.client()
+  const project = await session.projectId(client)
+  const summary = await interruptible(`upload of ${dir} interrupted: the files done are stored; the same command skips them`, (signal) =>
+    uploadTree(session, client, project, dir, prefix, { ...opts, overwrite: Boolean(opts.overwrite), signal }),
+  )
+  session.out.result(summary, () => summaryText('Uploaded', summary))
+  return summary.failed ? EXIT.someFailed : EXIT.ok
 }

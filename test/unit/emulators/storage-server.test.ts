@@ -322,6 +322,20 @@ describe('the local storage server', async () => {
       expect([missing.status, missing.code]).toEqual([404, 'NoSuchKey'])
     })
 
+    it('reads a range only while the object has the ETag of If-Match (412 once it changed), and names its generation', async () => {
+      now = new Date()
+      await storage.write('lab-bucket', 'ranged/v.bin', Buffer.from('first version'))
+      const url = await sign({ method: 'GET', object: 'ranged/v.bin' })
+      const first = await send(server, { method: 'GET', target: targetOf(url), headers: { range: 'bytes=0-0' } })
+      const etag = first.headers.etag as string
+      expect(first.headers['x-goog-generation']).toMatch(/^\d+(-\d+)?$/)
+      const same = await send(server, { method: 'GET', target: targetOf(url), headers: { range: 'bytes=6-12', 'if-match': etag } })
+      expect([same.status, same.body.toString()]).toEqual([206, 'version'])
+      await storage.write('lab-bucket', 'ranged/v.bin', Buffer.from('second version'))
+      const changed = await send(server, { method: 'GET', target: targetOf(url), headers: { range: 'bytes=6-12', 'if-match': etag } })
+      expect([changed.status, changed.code]).toEqual([412, 'PreconditionFailed'])
+    })
+
     it('leaves nothing behind when an upload breaks off, nor when its signed digest does not match', async () => {
       now = new Date()
       const url = await sign({ method: 'PUT', object: 'big/broken.bin', headers: { 'content-type': 'application/octet-stream' } })
