@@ -643,7 +643,9 @@ export class PlatformClient {
   async removeOrderSample(project: string, idOrAccession: string, sampleId: string): Promise<void> {
     await (
       await this.clinical
-    ).DELETE('/api/v1/orders/{id}/samples/{sample_id}', { params: { header: projectHeader(project), path: { id: idOrAccession, sample_id: sampleId } } })
+    ).DELETE('/api/v1/orders/{id}/samples/{sample_id}', {
+      params: { header: projectHeader(project), path: { id: idOrAccession, sample_id: sampleId } },
+    })
   }
 
   /** The nf-core/raredisease samplesheet of the order, as the CSV text the service wrote. */

@@ -14,7 +14,10 @@ export function register(orders: Command, cli: Cli) {
     .addOption(new Option('--role <role>', 'its role in the order').choices(sampleRoleValues).makeOptionMandatory())
     .addHelpText(
       'after',
-      examples('platform orders add-sample ORD-2026-000001 S-0042-B1 --role proband', 'platform orders add-sample ORD-2026-000001 S-0042-M1 --role mother'),
+      examples(
+        'platform orders add-sample ORD-2026-000001 S-0042-B1 --role proband',
+        'platform orders add-sample ORD-2026-000001 S-0042-M1 --role mother',
+      ),
     )
     .action(
       action(cli, async (session, command) => {
@@ -25,7 +28,9 @@ export function register(orders: Command, cli: Cli) {
         const [order, sample] = await Promise.all([resolveOrder(scope, orderRef), resolveSample(scope, sampleRef)])
         const { sample: added, added: isNew } = await client.addOrderSample(scope.project, order.id, sample.id, role)
         session.out.result(added, () =>
-          isNew ? `Added sample ${added.external_id} to order ${order.accession} as ${role}.` : `Sample ${added.external_id} is now the ${role} of order ${order.accession}.`,
+          isNew
+            ? `Added sample ${added.external_id} to order ${order.accession} as ${role}.`
+            : `Sample ${added.external_id} is now the ${role} of order ${order.accession}.`,
         )
       }),
     )

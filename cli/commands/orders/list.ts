@@ -20,7 +20,7 @@ export function register(orders: Command, cli: Cli) {
   pagingOptions(list, 'orders', 'order', DEFAULT_LIMIT)
     .addOption(new Option('--status <status>', 'only orders in this status').choices(ORDER_STATUSES))
     .addOption(new Option('--priority <priority>', 'only orders of this priority').choices(priorityValues))
-    .option('--assignee <user id>', "only the orders assigned to this user (platform whoami shows yours)")
+    .option('--assignee <user id>', 'only the orders assigned to this user (platform whoami shows yours)')
     .addHelpText(
       'after',
       examples(

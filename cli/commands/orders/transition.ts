@@ -9,7 +9,7 @@ export function register(orders: Command, cli: Cli) {
   orders
     .command('transition')
     .description(
-      "Move an order to another status: sign a draft, start, send to review, complete, hold and resume, cancel, or enter it in error. The service says which moves you may make now (platform orders show lists them)",
+      'Move an order to another status: sign a draft, start, send to review, complete, hold and resume, cancel, or enter it in error. The service says which moves you may make now (platform orders show lists them)',
     )
     .argument('<order>', 'order accession or id')
     .argument('<status>', `a status (${ORDER_STATUSES.join(', ')}) or a transition (${Object.keys(ORDER_VERBS).join(', ')})`)
@@ -32,7 +32,11 @@ export function register(orders: Command, cli: Cli) {
         const order = await resolveOrder(scope, ref)
         const to = targetStatus(word, order)
         const moved = await client.transitionOrder(scope.project, order.id, to, reason)
-        session.out.result(moved, () => `Order ${moved.accession}: ${order.status} → ${session.out.paint(moved.status)}.\n\n${orderDetails(moved, undefined, session.out.style)}`)
+        session.out.result(
+          moved,
+          () =>
+            `Order ${moved.accession}: ${order.status} → ${session.out.paint(moved.status)}.\n\n${orderDetails(moved, undefined, session.out.style)}`,
+        )
       }),
     )
 }

@@ -21,10 +21,7 @@ export function register(samples: Command, cli: Cli) {
     .option('--external-id <id>', 'the sample with this external id')
     .option('--subject <subject>', "one subject's samples: its id or external id")
     .addOption(new Option('--type <type>', 'only samples of this material').choices(sampleTypeValues))
-    .addHelpText(
-      'after',
-      examples('platform samples list --subject P-2026-0042', 'platform samples list --type blood --all --json'),
-    )
+    .addHelpText('after', examples('platform samples list --subject P-2026-0042', 'platform samples list --type blood --all --json'))
     .action(
       action(cli, async (session, command) => {
         const opts = command.opts<ListOptions>()

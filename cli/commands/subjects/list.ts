@@ -35,7 +35,12 @@ export function register(subjects: Command, cli: Cli) {
         const opts = command.opts<ListOptions>()
         const client = session.client()
         const project = await session.projectId(client)
-        const filters: SubjectFilters = { external_id: opts.externalId, family_id: opts.family, affected_status: opts.affectedStatus, name: opts.name }
+        const filters: SubjectFilters = {
+          external_id: opts.externalId,
+          family_id: opts.family,
+          affected_status: opts.affectedStatus,
+          name: opts.name,
+        }
         const page = await client.listSubjects(project, filters, { limit: opts.all ? undefined : opts.limit, pageToken: opts.pageToken })
         const next = page.nextPageToken
         session.out.result({ items: page.items, next_page_token: next ?? null }, () =>

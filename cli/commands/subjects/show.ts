@@ -7,7 +7,7 @@ import { resolveSubject } from '../../names.js'
 export function register(subjects: Command, cli: Cli) {
   subjects
     .command('show')
-    .description("Show a subject: sex, affected status, phenotypes, family and parents")
+    .description('Show a subject: sex, affected status, phenotypes, family and parents')
     .argument('<subject>', 'subject id or external id')
     .addHelpText('after', examples('platform subjects show P-2026-0042', 'platform subjects show P-2026-0042 --format yaml'))
     .action(

@@ -116,7 +116,16 @@ describe('platform subjects, samples and orders', async () => {
       const lines = res.stdout.trim().split('\n')
       expect(lines[0]).toMatch(/^ID\s+EXTERNAL ID\s+NAME\s+SEX\s+AFFECTED\s+FAMILY\s+SAMPLES\s+CREATED$/)
       expect(lines.slice(1).map((l) => l.split(/\s+/)[1])).toEqual([ids.proband, ids.father, ids.mother])
-      const csv = await cli(['subjects', 'list', '--family', family, '--affected-status', 'affected', '--format', 'csv(external_id,sex,sample_count)'])
+      const csv = await cli([
+        'subjects',
+        'list',
+        '--family',
+        family,
+        '--affected-status',
+        'affected',
+        '--format',
+        'csv(external_id,sex,sample_count)',
+      ])
       expect(csv.stdout).toBe(`external_id,sex,sample_count\n${ids.proband},male,1\n`)
     })
 
@@ -133,7 +142,17 @@ describe('platform subjects, samples and orders', async () => {
     })
 
     it('edits only the fields given; --clear removes one', async () => {
-      const edited = await ok<Subject>(['subjects', 'edit', ids.proband, '--name', 'Proband, D.', '--clear', 'birth-date', '--phenotype', 'HP:0001250'])
+      const edited = await ok<Subject>([
+        'subjects',
+        'edit',
+        ids.proband,
+        '--name',
+        'Proband, D.',
+        '--clear',
+        'birth-date',
+        '--phenotype',
+        'HP:0001250',
+      ])
       expect(edited).toMatchObject({ display_name: 'Proband, D.', phenotypes: ['HP:0001250'], sex: 'male', family_id: family })
       expect(edited.birth_date).toBeUndefined()
     })
@@ -149,7 +168,9 @@ describe('platform subjects, samples and orders', async () => {
     it('says an unknown subject is not found (exit 6) and a taken external id is rejected (exit 7)', async () => {
       const missing = await cli(['subjects', 'show', 'P-NO-SUCH'])
       expect(missing.code).toBe(6)
-      expect(missing.stderr).toBe("platform: not found: no subject with id or external id 'P-NO-SUCH' in this project (platform subjects list shows them)\n")
+      expect(missing.stderr).toBe(
+        "platform: not found: no subject with id or external id 'P-NO-SUCH' in this project (platform subjects list shows them)\n",
+      )
       const taken = await cli(['subjects', 'create', ids.mother])
       expect(taken.code).toBe(7)
       expect(taken.stderr).toContain(ids.mother)
@@ -175,14 +196,24 @@ describe('platform subjects, samples and orders', async () => {
       expect(res.stdout).toMatch(new RegExp(`^subject\\s+${trio.subjects.proband.id}$`, 'm'))
       expect(res.stdout).toMatch(/^collected\s+2026-11-20T00:00:00Z$/m)
       const info = await ok<SampleInfo>(['samples', 'show', tubes.proband, '--info'])
-      expect(info).toMatchObject({ sample: tubes.proband, sex: 1, phenotype: 2, maternal_id: tubes.mother, paternal_id: tubes.father, case_id: family })
+      expect(info).toMatchObject({
+        sample: tubes.proband,
+        sex: 1,
+        phenotype: 2,
+        maternal_id: tubes.mother,
+        paternal_id: tubes.father,
+        case_id: family,
+      })
     })
 
     it('edits a sample: a time, a file cleared, the FASTQ list replaced', async () => {
       const extra = `S-${rand()}`
       await ok<Sample>(['samples', 'create', extra, '--subject', ids.mother, '--type', 'dna', '--cram', `gs://${bucket}/cram/${extra}.cram`])
       const edited = await ok<Sample>(['samples', 'edit', extra, '--received-at', '2026-11-21T08:00:00Z', '--clear', 'cram', ...fastq(extra)])
-      expect(edited).toMatchObject({ received_at: '2026-11-21T08:00:00.000Z', fastq: [`gs://${bucket}/fastq/${extra}_R1.fastq.gz`, `gs://${bucket}/fastq/${extra}_R2.fastq.gz`] })
+      expect(edited).toMatchObject({
+        received_at: '2026-11-21T08:00:00.000Z',
+        fastq: [`gs://${bucket}/fastq/${extra}_R1.fastq.gz`, `gs://${bucket}/fastq/${extra}_R2.fastq.gz`],
+      })
       expect(edited.cram).toBeUndefined()
     })
 
@@ -216,7 +247,11 @@ describe('platform subjects, samples and orders', async () => {
         '--sample',
         `${tubes.mother}=mother`,
       ])
-      expect(order).toMatchObject({ status: 'draft', priority: 'urgent', requester: { name: 'Dr. Ada Lovelace', organization: "Children's Hospital" } })
+      expect(order).toMatchObject({
+        status: 'draft',
+        priority: 'urgent',
+        requester: { name: 'Dr. Ada Lovelace', organization: "Children's Hospital" },
+      })
       expect(order.accession).toMatch(/^ORD-\d{4}-\d{6}$/)
       const added = await cli(['orders', 'add-sample', order.accession, tubes.father, '--role', 'father'])
       expect(added.code, added.stderr).toBe(0)

@@ -42,7 +42,12 @@ describe('names: the one record a name stands for', () => {
   it.each([
     ['subject', 'P-9', EXIT.notFound, "not found: no subject with id or external id 'P-9' in this project (platform subjects list shows them)"],
     ['sample', 'S-9', EXIT.notFound, "not found: no sample with id or external id 'S-9' in this project (platform samples list shows them)"],
-    ['order', 'ORD-2026-999999', EXIT.notFound, "not found: no order with id or accession 'ORD-2026-999999' in this project (platform orders list shows them)"],
+    [
+      'order',
+      'ORD-2026-999999',
+      EXIT.notFound,
+      "not found: no order with id or accession 'ORD-2026-999999' in this project (platform orders list shows them)",
+    ],
   ] as const)('a %s name matching none is not found (exit 6), saying where to look', (kind, ref, code, message) => {
     expect(failure(() => chooseNamed(kind, ref, []))).toEqual({ code, message })
   })
@@ -153,7 +158,10 @@ describe('create and edit flags: the request bodies', () => {
   })
 
   it('orders edit sends a requester whole, with its organization', () => {
-    expect(updateOrderBody({ requester: 'Dr. A', requesterOrg: 'H', clear: ['notes'] })).toEqual({ requester: { name: 'Dr. A', organization: 'H' }, notes: null })
+    expect(updateOrderBody({ requester: 'Dr. A', requesterOrg: 'H', clear: ['notes'] })).toEqual({
+      requester: { name: 'Dr. A', organization: 'H' },
+      notes: null,
+    })
   })
 
   it('subjects create and edit name each field with the same flag; only edit can clear or rename', () => {
