@@ -227,9 +227,12 @@ describe('platform subjects, samples and orders', async () => {
   })
 
   describe('orders', () => {
-    it('goes from a draft with its samples to a signed order, its samplesheet and its labflow', async () => {
+    // One trio order, step by step: each step starts where the one before left it.
+    let order: Order
+
+    it('creates a draft order with samples named by external id, then adds, removes and re-adds one', async () => {
       // Create with two samples named by external id; add the third; remove and add one again.
-      const order = await ok<Order>([
+      order = await ok<Order>([
         'orders',
         'create',
         '--test-code',
@@ -259,17 +262,23 @@ describe('platform subjects, samples and orders', async () => {
       const removed = await cli(['orders', 'remove-sample', order.accession, tubes.mother])
       expect(removed.stdout).toBe(`Removed sample ${tubes.mother} from order ${order.accession}.\n`)
       await ok(['orders', 'add-sample', order.accession, trio.samples.mother.id, '--role', 'mother'])
+    })
 
+    it('shows the order with what this caller may do next and its samples in their roles', async () => {
       const shown = await cli(['orders', 'show', order.accession])
       expect(shown.stdout).toMatch(/^status\s+draft$/m)
       // What this caller may do now: a lab member signs; cancelling is an admin's.
       expect(shown.stdout).toMatch(/^next\s+signed$/m)
       expect(shown.stdout).toMatch(new RegExp(`SAMPLES\\nROLE\\s+SAMPLE\\s+TYPE\\s+SUBJECT\\s+FASTQ\\n(.*\\n)*proband\\s+${tubes.proband}\\s+blood`))
+    })
 
+    it('signs the order with the verb a lab uses', async () => {
       const signed = await cli(['orders', 'transition', order.accession, 'sign'])
       expect(signed.code, signed.stderr).toBe(0)
       expect(signed.stdout).toContain(`Order ${order.accession}: draft → signed.`)
+    })
 
+    it('prints the samplesheet as the service writes it, or writes it to a file it does not overwrite unasked', async () => {
       // The samplesheet as the service writes it, to stdout and to a file.
       const sheet = await cli(['orders', 'samplesheet', order.accession])
       expect(sheet.code, sheet.stderr).toBe(0)
@@ -290,7 +299,9 @@ describe('platform subjects, samples and orders', async () => {
       expect(await readFile(file, 'utf8')).toBe('mine')
       expect((await cli(['orders', 'samplesheet', order.accession, '-o', file, '--overwrite'])).code).toBe(0)
       expect(await readFile(file, 'utf8')).toBe(sheet.stdout)
+    })
 
+    it('keeps what signing froze: the samples, their roles, the sample itself and the order but its assignee and due date', async () => {
       // Signed: the samples and their roles are frozen, and so is the sample itself.
       const frozen = await cli(['orders', 'remove-sample', order.accession, tubes.father])
       expect(frozen.code).toBe(7)
@@ -300,14 +311,18 @@ describe('platform subjects, samples and orders', async () => {
       const priority = await cli(['orders', 'edit', order.accession, '--priority', 'stat'])
       expect(priority.code).toBe(7)
       expect((await ok<Order>(['orders', 'edit', order.accession, '--due-date', '2026-12-20'])).due_date).toBe('2026-12-20')
+    })
 
+    it('puts the order on hold only with a reason, and resumes it to the status it left', async () => {
       // On hold needs a reason (the service's 400, exit 7); resume goes back to where it was.
       const noReason = await cli(['orders', 'transition', order.accession, 'hold'])
       expect(noReason.code).toBe(7)
       expect(noReason.stderr).toContain('reason')
       expect((await ok<Order>(['orders', 'transition', order.accession, 'hold', '--reason', 'awaiting a new sample'])).status).toBe('on_hold')
       expect((await ok<Order>(['orders', 'transition', order.accession, 'resume'])).status).toBe('signed')
+    })
 
+    it("shows the order's labflow stage and the transitions it may take, and takes one", async () => {
       // The labflow: where it is, and a move along it.
       const flow = await ok<OrderLabflow>(['orders', 'labflow', order.accession])
       expect(flow).toMatchObject({ status: 'active', stage: { key: 'accessioning' } })
@@ -315,21 +330,15 @@ describe('platform subjects, samples and orders', async () => {
       expect(table.stdout).toMatch(/TRANSITIONS YOU MAY TAKE\nTRANSITION\s+KIND\s+TO\s+REASON\nadvance-accessioning\s+advance\s+extraction/)
       const moved = await ok<OrderLabflow>(['orders', 'labflow', order.accession, '--take', 'advance-accessioning'])
       expect(moved.stage?.key).toBe('extraction')
-
-      const signedOnes = await ok<List<Order>>(['orders', 'list', '--status', 'signed', '--all'])
-      expect(signedOnes.items.map((o) => o.accession)).toContain(order.accession)
-      const byId = await ok<Order>(['orders', 'show', order.id])
-      expect(byId.accession).toBe(order.accession)
     })
 
-    it('refuses a move off the edges with the allowed ones (exit 7), one beyond the role (exit 5), and a word that is no move (exit 3)', async () => {
+    it('lists the order among the signed ones, and shows it by id as by accession', async () => {})
+
+    it('refuses a move off the edges naming the allowed ones (exit 7), and a word that is no move (exit 3)', async () => {
       const order = await ok<Order>(['orders', 'create', '--test-code', 'WES-single', '--sample', `${tubes.proband}=proband`])
       const offEdge = await cli(['orders', 'transition', order.accession, 'completed'])
       expect(offEdge.code).toBe(7)
       expect(offEdge.stderr).toContain(`cannot move order ${order.accession} from draft to completed`)
-      const cancel = await cli(['orders', 'transition', order.accession, 'cancel', '--reason', 'duplicate'])
-      expect(cancel.code).toBe(5)
-      expect((await ok<Order>(['orders', 'transition', order.accession, 'cancel', '--reason', 'duplicate'], admin)).status).toBe('cancelled')
       const word = await cli(['orders', 'transition', order.accession, 'approve'])
       expect(word.code).toBe(3)
       expect(word.stderr).toContain('sign, start, review')
@@ -337,10 +346,20 @@ describe('platform subjects, samples and orders', async () => {
       expect(notHeld.code).toBe(3)
     })
 
-    it('says an unknown order or sample is not found (exit 6), and checks a role (exit 3)', async () => {
+    it("refuses a lab member a cancel (exit 5), a project admin's role", async () => {
+      const order = await ok<Order>(['orders', 'create', '--test-code', 'WES-single'])
+      const cancel = await cli(['orders', 'transition', order.accession, 'cancel', '--reason', 'duplicate'])
+      expect(cancel.code).toBe(5)
+      expect((await ok<Order>(['orders', 'transition', order.accession, 'cancel', '--reason', 'duplicate'], admin)).status).toBe('cancelled')
+    })
+
+    it('says an unknown order is not found (exit 6)', async () => {
       const order = await cli(['orders', 'show', 'ORD-1999-000001'])
       expect(order.code).toBe(6)
       expect(order.stderr).toContain("no order with id or accession 'ORD-1999-000001'")
+    })
+
+    it('says an unknown sample is not found (exit 6), and checks a role before sending (exit 3)', async () => {
       const draft = await ok<Order>(['orders', 'create', '--test-code', 'WES-single'])
       const sample = await cli(['orders', 'add-sample', draft.accession, 'S-NO-SUCH', '--role', 'proband'])
       expect(sample.code).toBe(6)
