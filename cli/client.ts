@@ -564,6 +564,11 @@ export class PlatformClient {
     return body(await (await this.clinical).PATCH('/api/v1/subjects/{id}', { params: { header: projectHeader(project), path: { id } }, body: patch }))
   }
 
+  /** Deletes the subject and its samples in one step; a 409 while a signed order holds one of them. */
+  async deleteSubject(project: string, id: string): Promise<void> {
+    await (await this.clinical).DELETE('/api/v1/subjects/{id}', { params: { header: projectHeader(project), path: { id } } })
+  }
+
   async listSamples(project: string, filters: SampleFilters, req: PageRequest): Promise<Page<Sample>> {
     return collect(
       async (page_size, page_token) =>
@@ -586,6 +591,11 @@ export class PlatformClient {
 
   async updateSample(project: string, id: string, patch: UpdateSample): Promise<Sample> {
     return body(await (await this.clinical).PATCH('/api/v1/samples/{id}', { params: { header: projectHeader(project), path: { id } }, body: patch }))
+  }
+
+  /** A 409 while a signed order holds the sample. */
+  async deleteSample(project: string, id: string): Promise<void> {
+    await (await this.clinical).DELETE('/api/v1/samples/{id}', { params: { header: projectHeader(project), path: { id } } })
   }
 
   async listOrders(project: string, filters: OrderFilters, req: PageRequest): Promise<Page<Order>> {
@@ -612,6 +622,11 @@ export class PlatformClient {
         await this.clinical
       ).PUT('/api/v1/orders/{id}', { params: { header: projectHeader(project), path: { id: idOrAccession } }, body: input }),
     )
+  }
+
+  /** Only an order never signed (409 otherwise: cancel it). */
+  async deleteOrder(project: string, idOrAccession: string): Promise<void> {
+    await (await this.clinical).DELETE('/api/v1/orders/{id}', { params: { header: projectHeader(project), path: { id: idOrAccession } } })
   }
 
   async transitionOrder(project: string, idOrAccession: string, to: OrderStatus, reason?: string): Promise<Order> {

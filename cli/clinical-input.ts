@@ -223,7 +223,7 @@ export function orderOptions(command: Command, edit: boolean): Command {
     .option('--indication <text>', 'the clinical question')
     .option('--requester <name>', 'the ordering clinician')
     .option('--requester-org <organization>', "the requester's organization (with --requester)")
-    .option('--assignee <user id>', 'the user of the project who takes the order')
+    .option('--assignee <user id>', 'the user of the project who takes the order, or me')
     .option('--due-date <YYYY-MM-DD>', 'when the result is due', isoDate)
     .option('--notes <text>', 'free text')
     .option('--labflow <id>', 'the labflow to follow (default: the platform germline flow)')

@@ -13,6 +13,7 @@ import { register as login } from './commands/login.js'
 import { register as logout } from './commands/logout.js'
 import { register as ordersAddSample } from './commands/orders/add-sample.js'
 import { register as ordersCreate } from './commands/orders/create.js'
+import { register as ordersDelete } from './commands/orders/delete.js'
 import { register as ordersEdit } from './commands/orders/edit.js'
 import { register as ordersLabflow } from './commands/orders/labflow.js'
 import { register as ordersList } from './commands/orders/list.js'
@@ -32,10 +33,12 @@ import { register as runsStatus } from './commands/runs/status.js'
 import { register as runsSubmit } from './commands/runs/submit.js'
 import { register as runsWatch } from './commands/runs/watch.js'
 import { register as samplesCreate } from './commands/samples/create.js'
+import { register as samplesDelete } from './commands/samples/delete.js'
 import { register as samplesEdit } from './commands/samples/edit.js'
 import { register as samplesList } from './commands/samples/list.js'
 import { register as samplesShow } from './commands/samples/show.js'
 import { register as subjectsCreate } from './commands/subjects/create.js'
+import { register as subjectsDelete } from './commands/subjects/delete.js'
 import { register as subjectsEdit } from './commands/subjects/edit.js'
 import { register as subjectsList } from './commands/subjects/list.js'
 import { register as subjectsShow } from './commands/subjects/show.js'
@@ -171,6 +174,7 @@ export function buildProgram(cli: Cli): Command {
   subjectsShow(subjects, cli)
   subjectsCreate(subjects, cli)
   subjectsEdit(subjects, cli)
+  subjectsDelete(subjects, cli)
 
   const samples = program
     .command('samples')
@@ -180,6 +184,7 @@ export function buildProgram(cli: Cli): Command {
   samplesShow(samples, cli)
   samplesCreate(samples, cli)
   samplesEdit(samples, cli)
+  samplesDelete(samples, cli)
 
   const orders = program
     .command('orders')
@@ -201,6 +206,7 @@ export function buildProgram(cli: Cli): Command {
   ordersTransition(orders, cli)
   ordersSamplesheet(orders, cli)
   ordersLabflow(orders, cli)
+  ordersDelete(orders, cli)
 
   const files = program
     .command('files')

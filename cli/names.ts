@@ -93,3 +93,10 @@ export async function resolveOrder({ client, project }: Scope, ref: string): Pro
     throw error
   }
 }
+
+/** A user named by id, or `me`: the caller (its own id, as `platform whoami` shows it). */
+export async function resolveUser(client: PlatformClient, ref: string): Promise<string>
+export async function resolveUser(client: PlatformClient, ref: string | undefined): Promise<string | undefined>
+export async function resolveUser(client: PlatformClient, ref: string | undefined): Promise<string | undefined> {
+  return ref === 'me' ? (await client.me()).id : ref
+}

@@ -4,7 +4,7 @@ import { createOrderBody, orderOptions, parseSampleRole, type OrderOptions } fro
 import { orderDetails } from '../../clinical-views.js'
 import { action, type Cli } from '../../context.js'
 import { examples } from '../../help.js'
-import { resolveSample } from '../../names.js'
+import { resolveSample, resolveUser } from '../../names.js'
 
 export function register(orders: Command, cli: Cli) {
   const create = orders.command('create').description('Create a draft order; prints its accession (ORD-<year>-<6 digits>)')
@@ -27,7 +27,8 @@ export function register(orders: Command, cli: Cli) {
         const samples: CreateOrder['samples'] = await Promise.all(
           wanted.map(async ({ sample, role }) => ({ sample_id: (await resolveSample(scope, sample)).id, role })),
         )
-        const order = await client.createOrder(scope.project, createOrderBody(opts, samples))
+        const assignee = await resolveUser(client, opts.assignee)
+        const order = await client.createOrder(scope.project, createOrderBody({ ...opts, assignee }, samples))
         session.out.result(order, () => `Created order ${order.accession} (${order.id}).\n\n${orderDetails(order, undefined, session.out.style)}`)
       }),
     )

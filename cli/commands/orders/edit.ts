@@ -3,7 +3,7 @@ import { orderOptions, updateOrderBody, type OrderOptions } from '../../clinical
 import { orderDetails } from '../../clinical-views.js'
 import { action, type Cli } from '../../context.js'
 import { examples } from '../../help.js'
-import { resolveOrder } from '../../names.js'
+import { resolveOrder, resolveUser } from '../../names.js'
 
 export function register(orders: Command, cli: Cli) {
   const edit = orders
@@ -16,7 +16,7 @@ export function register(orders: Command, cli: Cli) {
     .addHelpText(
       'after',
       examples(
-        'platform orders edit ORD-2026-000001 --assignee <user id> --due-date 2026-12-20',
+        'platform orders edit ORD-2026-000001 --assignee me --due-date 2026-12-20',
         'platform orders edit ORD-2026-000001 --priority stat --clear notes',
         'platform orders edit ORD-2026-000001 --outcome positive',
       ),
@@ -24,11 +24,16 @@ export function register(orders: Command, cli: Cli) {
     .action(
       action(cli, async (session, command) => {
         const [ref] = command.processedArgs as [string]
-        const body = updateOrderBody(command.opts<OrderOptions>())
+        const opts = command.opts<OrderOptions>()
+        updateOrderBody(opts) // says what is wrong before anything is looked up
         const client = session.client()
         const scope = { client, project: await session.projectId(client) }
         const order = await resolveOrder(scope, ref)
-        const updated = await client.updateOrder(scope.project, order.id, body)
+        const updated = await client.updateOrder(
+          scope.project,
+          order.id,
+          updateOrderBody({ ...opts, assignee: await resolveUser(client, opts.assignee) }),
+        )
         session.out.result(updated, () => `Updated order ${updated.accession}.\n\n${orderDetails(updated, undefined, session.out.style)}`)
       }),
     )

@@ -3,7 +3,7 @@ import { labflowDetails } from '../../clinical-views.js'
 import { action, type Cli } from '../../context.js'
 import { usageError } from '../../errors.js'
 import { examples } from '../../help.js'
-import { resolveOrder } from '../../names.js'
+import { resolveOrder, resolveUser } from '../../names.js'
 
 interface LabflowOptions {
   take?: string
@@ -18,7 +18,7 @@ export function register(orders: Command, cli: Cli) {
     .argument('<order>', 'order accession or id')
     .option('--take <transition>', 'take this transition (advance-extraction, repeat-library_prep, rework-sequencing-to-extraction…)')
     .option('--reason <text>', 'with --take: why (required by repeat, rework and remove)')
-    .option('--assignee <user id>', 'with --take: who takes the order at its next stage')
+    .option('--assignee <user id>', 'with --take: who takes the order at its next stage (me: you)')
     .addHelpText(
       'after',
       examples(
@@ -42,7 +42,7 @@ export function register(orders: Command, cli: Cli) {
             : await client.moveOrderLabflow(scope.project, order.id, {
                 transition: opts.take,
                 ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
-                ...(opts.assignee !== undefined ? { assignee: opts.assignee } : {}),
+                ...(opts.assignee !== undefined ? { assignee: await resolveUser(client, opts.assignee) } : {}),
               })
         session.out.result(state, () => labflowDetails(state, session.out.style))
       }),

@@ -5,6 +5,7 @@ import { orderColumns } from '../../clinical-views.js'
 import { action, type Cli } from '../../context.js'
 import { examples } from '../../help.js'
 import { ORDER_STATUSES } from '../../order-moves.js'
+import { resolveUser } from '../../names.js'
 import { nextCommand, pagingOptions, type PagingOptions } from '../../paging.js'
 
 interface ListOptions extends PagingOptions {
@@ -25,7 +26,7 @@ export function register(orders: Command, cli: Cli) {
       'after',
       examples(
         'platform orders list --status draft',
-        'platform orders list --priority urgent --status in_progress',
+        'platform orders list --assignee me --status in_progress',
         "platform orders list --all --format 'csv(accession,status,test_code,due_date)'",
       ),
     )
@@ -34,7 +35,7 @@ export function register(orders: Command, cli: Cli) {
         const opts = command.opts<ListOptions>()
         const client = session.client()
         const project = await session.projectId(client)
-        const filters: OrderFilters = { status: opts.status, priority: opts.priority, assignee: opts.assignee }
+        const filters: OrderFilters = { status: opts.status, priority: opts.priority, assignee: await resolveUser(client, opts.assignee) }
         const page = await client.listOrders(project, filters, { limit: opts.all ? undefined : opts.limit, pageToken: opts.pageToken })
         const next = page.nextPageToken
         session.out.result({ items: page.items, next_page_token: next ?? null }, () =>

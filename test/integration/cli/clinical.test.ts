@@ -23,7 +23,8 @@ describe('platform subjects, samples and orders', async () => {
     new SettingsStore(home).saveCredentials('local', { method: 'personal_token', access_token: token, saved_at: new Date().toISOString() })
     return home
   }
-  const lab = await homeFor((await world.caller(['lab'])).token)
+  const labMember = await world.caller(['lab'])
+  const lab = await homeFor(labMember.token)
   const admin = await homeFor((await world.caller(['admin'])).token)
   const viewer = await homeFor((await world.caller(['viewer'])).token)
   const cli = (args: string[], home = lab) => runCli(args, { configDir: home })
@@ -333,6 +334,37 @@ describe('platform subjects, samples and orders', async () => {
     })
 
     it('lists the order among the signed ones, and shows it by id as by accession', async () => {})
+
+    it('assigns the order to the caller with --assignee me, and lists the orders assigned to it', async () => {
+      expect((await ok<Order>(['orders', 'edit', order.accession, '--assignee', 'me'])).assignee).toBe(labMember.user.id)
+      const mine = await ok<List<Order>>(['orders', 'list', '--assignee', 'me', '--all'])
+      expect(mine.items.map((o) => o.accession)).toEqual([order.accession])
+    })
+
+    it('deletes a draft order once confirmed, and refuses to delete a signed one (exit 7: cancel it)', async () => {
+      const draft = await ok<Order>(['orders', 'create', '--test-code', 'WES-single'])
+      const unconfirmed = await cli(['orders', 'delete', draft.accession])
+      expect(unconfirmed.code).toBe(3)
+      expect(unconfirmed.stderr).toContain('pass --yes')
+      expect(await ok(['orders', 'delete', draft.accession, '--yes'])).toEqual({ id: draft.id, accession: draft.accession, deleted: true })
+      expect((await cli(['orders', 'show', draft.accession])).code).toBe(6)
+      expect((await cli(['orders', 'delete', order.accession, '--yes'])).code).toBe(7)
+    })
+
+    it('keeps the samples of a signed order and their subjects from deletion (exit 7), and deletes others with their samples', async () => {
+      expect((await cli(['samples', 'delete', tubes.proband, '--yes'])).code).toBe(7)
+      const held = await cli(['subjects', 'delete', ids.proband, '--yes'])
+      expect(held.code).toBe(7)
+      expect(held.stderr).toContain(order.accession)
+      const loner = `P-${rand()}`
+      await ok<Subject>(['subjects', 'create', loner])
+      await ok<Sample>(['samples', 'create', `${loner}-B1`, '--subject', loner, '--type', 'blood'])
+      await ok<Sample>(['samples', 'create', `${loner}-B2`, '--subject', loner, '--type', 'dna'])
+      expect((await cli(['samples', 'delete', `${loner}-B2`, '--yes'])).stdout).toBe(`Deleted sample ${loner}-B2.\n`)
+      const deleted = await cli(['subjects', 'delete', loner, '--yes'])
+      expect(deleted.stdout).toBe(`Deleted subject ${loner} and its 1 sample.\n`)
+      expect((await cli(['samples', 'show', `${loner}-B1`])).code).toBe(6)
+    })
 
     it('refuses a move off the edges naming the allowed ones (exit 7), and a word that is no move (exit 3)', async () => {
       const order = await ok<Order>(['orders', 'create', '--test-code', 'WES-single', '--sample', `${tubes.proband}=proband`])
