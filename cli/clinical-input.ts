@@ -103,7 +103,7 @@ function subjectFields(opts: SubjectOptions, parents: Parents) {
 }
 
 export function createSubjectBody(externalId: string, opts: SubjectOptions, parents: Parents): CreateSubject {
-  return { external_id: externalId, ...subjectFields(opts, parents) } as CreateSubject
+  return { external_id: externalId, ...subjectFields(opts, parents) }
 }
 
 /** The PATCH of `subjects edit`: only the fields given; a field both set and cleared is a usage error. */
@@ -180,7 +180,7 @@ function sampleFields(opts: SampleOptions, subjectId: string | undefined) {
 
 export function createSampleBody(externalId: string, opts: SampleOptions, subjectId: string): CreateSample {
   if (!opts.type) throw usageError(`--type is required: one of ${sampleTypeValues.join(', ')}`)
-  return { external_id: externalId, ...sampleFields(opts, subjectId) } as CreateSample
+  return { external_id: externalId, ...sampleFields(opts, subjectId), subject_id: subjectId, type: opts.type }
 }
 
 export function updateSampleBody(opts: SampleOptions, subjectId: string | undefined): UpdateSample {
@@ -264,7 +264,7 @@ function orderFields(opts: OrderOptions) {
 
 export function createOrderBody(opts: OrderOptions, samples: CreateOrder['samples']): CreateOrder {
   if (!opts.testCode) throw usageError('--test-code is required: what is ordered (WGS-trio, WES-single, a panel id)')
-  return { ...orderFields(opts), samples } as CreateOrder
+  return { ...orderFields(opts), test_code: opts.testCode, samples }
 }
 
 export function updateOrderBody(opts: OrderOptions): UpdateOrder {

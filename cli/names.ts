@@ -14,12 +14,12 @@ export interface Scope {
 }
 
 /** The kinds of record named by a lab's identifier, with the command that lists them. */
-export const NAMED = {
+const NAMED = {
   subject: { label: 'subject', idName: 'external id', list: 'platform subjects list' },
   sample: { label: 'sample', idName: 'external id', list: 'platform samples list' },
   order: { label: 'order', idName: 'accession', list: 'platform orders list' },
 } as const
-export type NamedKind = keyof typeof NAMED
+type NamedKind = keyof typeof NAMED
 
 /**
  * The one record a name stands for, among the records whose identifier matched it: none is "not
@@ -39,7 +39,7 @@ function notFoundNamed(kind: NamedKind, ref: string): never {
 }
 
 /** How a reference is read: as an id (then, if no record has it, as an external id) or as an external id alone. */
-export const looksLikeId = (ref: string) => UUID_RE.test(ref)
+const looksLikeId = (ref: string) => UUID_RE.test(ref)
 
 const isNotFound = (error: unknown) => error instanceof HttpError && error.status === 404
 
