@@ -14,7 +14,11 @@ export const subjectColumns: Column<Subject>[] = [
   { header: 'CREATED', value: (s) => formatTime(s.created) },
 ]
 
-export function subjectDetails(subject: Subject): string {
+/** A related record as a person reads it: its external id and its id, or the id alone when it was not read. */
+const named = (id: string | undefined, record: { external_id: string } | undefined) => (id && record ? `${record.external_id} (${id})` : id)
+
+/** A subject; its parents by external id when they were read. */
+export function subjectDetails(subject: Subject, parents: { mother?: Subject; father?: Subject } = {}): string {
   return fields([
     ['id', subject.id],
     ['external id', subject.external_id],
@@ -24,8 +28,8 @@ export function subjectDetails(subject: Subject): string {
     ['affected', subject.affected_status],
     ['phenotypes', subject.phenotypes],
     ['family', subject.family_id],
-    ['mother', subject.mother_id],
-    ['father', subject.father_id],
+    ['mother', named(subject.mother_id, parents.mother)],
+    ['father', named(subject.father_id, parents.father)],
     ['samples', subject.sample_count],
     ['created', formatTime(subject.created)],
     ['updated', formatTime(subject.updated)],
@@ -45,11 +49,12 @@ export const sampleColumns: Column<Sample>[] = [
   { header: 'CREATED', value: (s) => formatTime(s.created) },
 ]
 
-export function sampleDetails(sample: Sample): string {
+/** A sample; its subject by external id when it was read. */
+export function sampleDetails(sample: Sample, subject?: Subject): string {
   return fields([
     ['id', sample.id],
     ['external id', sample.external_id],
-    ['subject', sample.subject_id],
+    ['subject', named(sample.subject_id, subject)],
     ['type', sample.type],
     ['collected', formatTime(sample.collected_at)],
     ['received', formatTime(sample.received_at)],

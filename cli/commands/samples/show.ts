@@ -18,7 +18,11 @@ export function register(samples: Command, cli: Cli) {
         const client = session.client()
         const project = await session.projectId(client)
         const sample = await resolveSample({ client, project }, ref)
-        if (!info) return session.out.result(sample, () => sampleDetails(sample))
+        if (!info) {
+          // The subject by its external id, for the person reading; the JSON is the sample as the API gives it.
+          const subject = session.out.human ? await client.getSubject(project, sample.subject_id) : undefined
+          return session.out.result(sample, () => sampleDetails(sample, subject))
+        }
         const sampleInfo = await client.sampleInfo(project, sample.id)
         session.out.result(sampleInfo, () => sampleInfoDetails(sampleInfo))
       }),

@@ -14,8 +14,12 @@ export function register(subjects: Command, cli: Cli) {
       action(cli, async (session, command) => {
         const [ref] = command.processedArgs as [string]
         const client = session.client()
-        const subject = await resolveSubject({ client, project: await session.projectId(client) }, ref)
-        session.out.result(subject, () => subjectDetails(subject))
+        const project = await session.projectId(client)
+        const subject = await resolveSubject({ client, project }, ref)
+        // The parents by their external ids, for the person reading; the JSON is the subject as the API gives it.
+        const parent = (id: string | undefined) => (id && session.out.human ? client.getSubject(project, id) : undefined)
+        const [mother, father] = await Promise.all([parent(subject.mother_id), parent(subject.father_id)])
+        session.out.result(subject, () => subjectDetails(subject, { mother, father }))
       }),
     )
 }

@@ -107,7 +107,7 @@ describe('platform subjects, samples and orders', async () => {
       expect(res.code, res.stderr).toBe(0)
       expect(res.stdout).toMatch(new RegExp(`^external id\\s+${ids.proband}$`, 'm'))
       expect(res.stdout).toMatch(/^phenotypes\s+HP:0001250, HP:0001263$/m)
-      expect(res.stdout).toMatch(new RegExp(`^mother\\s+${trio.subjects.mother.id}$`, 'm'))
+      expect(res.stdout).toMatch(new RegExp(`^mother\\s+${ids.mother} \\(${trio.subjects.mother.id}\\)$`, 'm'))
       expect(await ok<Subject>(['subjects', 'show', trio.subjects.proband.id])).toEqual(await ok<Subject>(['subjects', 'show', ids.proband]))
     })
 
@@ -194,7 +194,7 @@ describe('platform subjects, samples and orders', async () => {
 
     it('shows a sample by external id, and --info gives its samplesheet row as a pipeline reads it', async () => {
       const res = await cli(['samples', 'show', tubes.proband])
-      expect(res.stdout).toMatch(new RegExp(`^subject\\s+${trio.subjects.proband.id}$`, 'm'))
+      expect(res.stdout).toMatch(new RegExp(`^subject\\s+${ids.proband} \\(${trio.subjects.proband.id}\\)$`, 'm'))
       expect(res.stdout).toMatch(/^collected\s+2026-11-20T00:00:00Z$/m)
       const info = await ok<SampleInfo>(['samples', 'show', tubes.proband, '--info'])
       expect(info).toMatchObject({
