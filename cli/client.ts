@@ -8,6 +8,7 @@
 import createClient, { type Client } from 'openapi-fetch'
 import type { components as AdminComponents, paths as AdminPaths } from './api/admin.js'
 import type { components as AuditComponents, paths as AuditPaths } from './api/audit.js'
+import type { components as ClinicalComponents, paths as ClinicalPaths } from './api/clinical.js'
 import { runStatusValues, type components as ComputeComponents, type paths as ComputePaths } from './api/compute.js'
 import type { components as FilesComponents, paths as FilesPaths } from './api/files.js'
 import type { ServiceName } from './api/services.js'
@@ -38,6 +39,39 @@ export type SignedUrl = FilesComponents['schemas']['SignedUrl']
 export type CreateUploadUrl = FilesComponents['schemas']['CreateUploadUrl']
 export type CopyOrMoveFile = FilesComponents['schemas']['CopyOrMoveFile']
 export type AuditEvent = AuditComponents['schemas']['AuditEvent']
+type ClinicalSchemas = ClinicalComponents['schemas']
+export type Subject = ClinicalSchemas['Subject']
+export type CreateSubject = ClinicalSchemas['CreateSubject']
+export type UpdateSubject = ClinicalSchemas['UpdateSubject']
+export type Sample = ClinicalSchemas['Sample']
+export type CreateSample = ClinicalSchemas['CreateSample']
+export type UpdateSample = ClinicalSchemas['UpdateSample']
+export type SampleInfo = ClinicalSchemas['SampleInfo']
+export type Order = ClinicalSchemas['Order']
+export type CreateOrder = ClinicalSchemas['CreateOrder']
+export type UpdateOrder = ClinicalSchemas['UpdateOrder']
+export type OrderStatus = ClinicalSchemas['OrderStatus']
+export type OrderSample = ClinicalSchemas['OrderSample']
+export type OrderLabflow = ClinicalSchemas['OrderLabflow']
+export type SampleRole = ClinicalSchemas['SampleRole']
+
+/** The filters of GET /subjects, /samples and /orders. */
+export interface SubjectFilters {
+  external_id?: string
+  family_id?: string
+  affected_status?: Subject['affected_status']
+  name?: string
+}
+export interface SampleFilters {
+  external_id?: string
+  subject_id?: string
+  type?: Sample['type']
+}
+export interface OrderFilters {
+  status?: OrderStatus
+  priority?: Order['priority']
+  assignee?: string
+}
 export type AuditOutcome = AuditEvent['outcome']
 
 export const AUDIT_OUTCOMES = ['success', 'denied', 'failure'] as const satisfies readonly AuditOutcome[]
@@ -285,6 +319,7 @@ export class PlatformClient {
   private computeClient?: Promise<Client<ComputePaths>>
   private filesClient?: Promise<Client<FilesPaths>>
   private auditClient?: Promise<Client<AuditPaths>>
+  private clinicalClient?: Promise<Client<ClinicalPaths>>
   private anonymousAdmin?: Promise<Client<AdminPaths>>
 
   constructor(private readonly opts: ClientOptions) {}
@@ -307,6 +342,9 @@ export class PlatformClient {
   }
   private get audit() {
     return (this.auditClient ??= this.make<AuditPaths>('audit', this.opts.auth))
+  }
+  private get clinical() {
+    return (this.clinicalClient ??= this.make<ClinicalPaths>('clinical', this.opts.auth))
   }
   /** Login and refresh carry no Authorization header. */
   private get anonymous() {
@@ -501,6 +539,155 @@ export class PlatformClient {
 
   async deleteFile(project: string, path: string): Promise<void> {
     await (await this.files).DELETE('/api/v1/files', { params: { header: projectHeader(project), query: { path } } })
+  }
+
+  // Clinical-data service (project-scoped). Subjects and samples are named by id in paths; orders by id or accession.
+
+  /** Newest first; `limit` subjects from `pageToken` on (every one when `limit` is absent). */
+  async listSubjects(project: string, filters: SubjectFilters, req: PageRequest): Promise<Page<Subject>> {
+    return collect(
+      async (page_size, page_token) =>
+        (await this.clinical).GET('/api/v1/subjects', { params: { header: projectHeader(project), query: { ...filters, page_size, page_token } } }),
+      req,
+    )
+  }
+
+  async getSubject(project: string, id: string): Promise<Subject> {
+    return body(await (await this.clinical).GET('/api/v1/subjects/{id}', { params: { header: projectHeader(project), path: { id } } }))
+  }
+
+  async createSubject(project: string, input: CreateSubject): Promise<Subject> {
+    return body(await (await this.clinical).POST('/api/v1/subjects', { params: { header: projectHeader(project) }, body: input }))
+  }
+
+  async updateSubject(project: string, id: string, patch: UpdateSubject): Promise<Subject> {
+    return body(await (await this.clinical).PATCH('/api/v1/subjects/{id}', { params: { header: projectHeader(project), path: { id } }, body: patch }))
+  }
+
+  /** Deletes the subject and its samples in one step; a 409 while a signed order holds one of them. */
+  async deleteSubject(project: string, id: string): Promise<void> {
+    await (await this.clinical).DELETE('/api/v1/subjects/{id}', { params: { header: projectHeader(project), path: { id } } })
+  }
+
+  async listSamples(project: string, filters: SampleFilters, req: PageRequest): Promise<Page<Sample>> {
+    return collect(
+      async (page_size, page_token) =>
+        (await this.clinical).GET('/api/v1/samples', { params: { header: projectHeader(project), query: { ...filters, page_size, page_token } } }),
+      req,
+    )
+  }
+
+  async getSample(project: string, id: string): Promise<Sample> {
+    return body(await (await this.clinical).GET('/api/v1/samples/{id}', { params: { header: projectHeader(project), path: { id } } }))
+  }
+
+  async sampleInfo(project: string, id: string): Promise<SampleInfo> {
+    return body(await (await this.clinical).GET('/api/v1/samples/{id}/sampleinfo', { params: { header: projectHeader(project), path: { id } } }))
+  }
+
+  async createSample(project: string, input: CreateSample): Promise<Sample> {
+    return body(await (await this.clinical).POST('/api/v1/samples', { params: { header: projectHeader(project) }, body: input }))
+  }
+
+  async updateSample(project: string, id: string, patch: UpdateSample): Promise<Sample> {
+    return body(await (await this.clinical).PATCH('/api/v1/samples/{id}', { params: { header: projectHeader(project), path: { id } }, body: patch }))
+  }
+
+  /** A 409 while a signed order holds the sample. */
+  async deleteSample(project: string, id: string): Promise<void> {
+    await (await this.clinical).DELETE('/api/v1/samples/{id}', { params: { header: projectHeader(project), path: { id } } })
+  }
+
+  async listOrders(project: string, filters: OrderFilters, req: PageRequest): Promise<Page<Order>> {
+    return collect(
+      async (page_size, page_token) =>
+        (await this.clinical).GET('/api/v1/orders', { params: { header: projectHeader(project), query: { ...filters, page_size, page_token } } }),
+      req,
+    )
+  }
+
+  /** By id or accession (the service resolves either). */
+  async getOrder(project: string, idOrAccession: string): Promise<Order> {
+    return body(await (await this.clinical).GET('/api/v1/orders/{id}', { params: { header: projectHeader(project), path: { id: idOrAccession } } }))
+  }
+
+  async createOrder(project: string, input: CreateOrder): Promise<Order> {
+    return body(await (await this.clinical).POST('/api/v1/orders', { params: { header: projectHeader(project) }, body: input }))
+  }
+
+  /** The fields sent replace the stored ones (null clears one). */
+  async updateOrder(project: string, idOrAccession: string, input: UpdateOrder): Promise<Order> {
+    return body(
+      await (
+        await this.clinical
+      ).PUT('/api/v1/orders/{id}', { params: { header: projectHeader(project), path: { id: idOrAccession } }, body: input }),
+    )
+  }
+
+  /** Only an order never signed (409 otherwise: cancel it). */
+  async deleteOrder(project: string, idOrAccession: string): Promise<void> {
+    await (await this.clinical).DELETE('/api/v1/orders/{id}', { params: { header: projectHeader(project), path: { id: idOrAccession } } })
+  }
+
+  async transitionOrder(project: string, idOrAccession: string, to: OrderStatus, reason?: string): Promise<Order> {
+    return body(
+      await (
+        await this.clinical
+      ).POST('/api/v1/orders/{id}/transition', { params: { header: projectHeader(project), path: { id: idOrAccession } }, body: { to, reason } }),
+    )
+  }
+
+  /** The order's samples, each with its role (one answer: an order holds at most 50). */
+  async orderSamples(project: string, idOrAccession: string): Promise<OrderSample[]> {
+    return body(
+      await (await this.clinical).GET('/api/v1/orders/{id}/samples', { params: { header: projectHeader(project), path: { id: idOrAccession } } }),
+    )
+  }
+
+  /** Adds the sample with its role, or changes the role of one already in the order (`added` false). */
+  async addOrderSample(project: string, idOrAccession: string, sampleId: string, role: SampleRole): Promise<{ sample: OrderSample; added: boolean }> {
+    const result = await (
+      await this.clinical
+    ).POST('/api/v1/orders/{id}/samples/{sample_id}', {
+      params: { header: projectHeader(project), path: { id: idOrAccession, sample_id: sampleId } },
+      body: { role },
+    })
+    return { sample: body(result), added: result.response.status === 201 }
+  }
+
+  async removeOrderSample(project: string, idOrAccession: string, sampleId: string): Promise<void> {
+    await (
+      await this.clinical
+    ).DELETE('/api/v1/orders/{id}/samples/{sample_id}', {
+      params: { header: projectHeader(project), path: { id: idOrAccession, sample_id: sampleId } },
+    })
+  }
+
+  /** The nf-core/raredisease samplesheet of the order, as the CSV text the service wrote. */
+  async samplesheet(project: string, idOrAccession: string): Promise<string> {
+    return body(
+      await (
+        await this.clinical
+      ).GET('/api/v1/orders/{id}/samplesheet', { params: { header: projectHeader(project), path: { id: idOrAccession } }, parseAs: 'text' }),
+    )
+  }
+
+  async orderLabflow(project: string, idOrAccession: string): Promise<OrderLabflow> {
+    return body(
+      await (await this.clinical).GET('/api/v1/orders/{id}/labflow', { params: { header: projectHeader(project), path: { id: idOrAccession } } }),
+    )
+  }
+
+  async moveOrderLabflow(
+    project: string,
+    idOrAccession: string,
+    move: { transition: string; reason?: string; assignee?: string | null },
+  ): Promise<OrderLabflow> {
+    return body(
+      await (
+        await this.clinical
+      ).POST('/api/v1/orders/{id}/labflow/transitions', { params: { header: projectHeader(project), path: { id: idOrAccession } }, body: move }),
+    )
   }
 
   // Audit service

@@ -11,6 +11,16 @@ import { register as filesRm } from './commands/files/rm.js'
 import { register as filesUpload } from './commands/files/upload.js'
 import { register as login } from './commands/login.js'
 import { register as logout } from './commands/logout.js'
+import { register as ordersAddSample } from './commands/orders/add-sample.js'
+import { register as ordersCreate } from './commands/orders/create.js'
+import { register as ordersDelete } from './commands/orders/delete.js'
+import { register as ordersEdit } from './commands/orders/edit.js'
+import { register as ordersLabflow } from './commands/orders/labflow.js'
+import { register as ordersList } from './commands/orders/list.js'
+import { register as ordersRemoveSample } from './commands/orders/remove-sample.js'
+import { register as ordersSamplesheet } from './commands/orders/samplesheet.js'
+import { register as ordersShow } from './commands/orders/show.js'
+import { register as ordersTransition } from './commands/orders/transition.js'
 import { register as pipelinesList } from './commands/pipelines/list.js'
 import { register as pipelinesShow } from './commands/pipelines/show.js'
 import { register as projectsList } from './commands/projects/list.js'
@@ -22,6 +32,16 @@ import { register as runsRelaunch } from './commands/runs/relaunch.js'
 import { register as runsStatus } from './commands/runs/status.js'
 import { register as runsSubmit } from './commands/runs/submit.js'
 import { register as runsWatch } from './commands/runs/watch.js'
+import { register as samplesCreate } from './commands/samples/create.js'
+import { register as samplesDelete } from './commands/samples/delete.js'
+import { register as samplesEdit } from './commands/samples/edit.js'
+import { register as samplesList } from './commands/samples/list.js'
+import { register as samplesShow } from './commands/samples/show.js'
+import { register as subjectsCreate } from './commands/subjects/create.js'
+import { register as subjectsDelete } from './commands/subjects/delete.js'
+import { register as subjectsEdit } from './commands/subjects/edit.js'
+import { register as subjectsList } from './commands/subjects/list.js'
+import { register as subjectsShow } from './commands/subjects/show.js'
 import { register as token } from './commands/token.js'
 import { register as whoami } from './commands/whoami.js'
 import type { Cli } from './context.js'
@@ -79,7 +99,9 @@ function asksForVersion(program: Command, args: string[]): boolean {
 
 export function buildProgram(cli: Cli): Command {
   const program = new Command('platform')
-    .description('Command-line client of the pipeline platform: pipelines, runs, files and the audit log through the public HTTP API')
+    .description(
+      'Command-line client of the pipeline platform: pipelines, runs, subjects, samples, orders, files and the audit log through the public HTTP API',
+    )
     .option('--profile <name>', 'profile: local, staging, production or your own (default: $PLATFORM_PROFILE, else the current profile, else local)')
     .option('--project <id|slug>', "project (default: $PLATFORM_PROJECT, else the profile's project, else your default project)")
     .addOption(
@@ -143,6 +165,48 @@ export function buildProgram(cli: Cli): Command {
   runsOutputs(runs, cli)
   runsRelaunch(runs, cli)
   runsCancel(runs, cli)
+
+  const subjects = program
+    .command('subjects')
+    .description('Subjects: the people tested, their sex, affected status, phenotypes and pedigree')
+    .addHelpText('after', examples('platform subjects list --family FAM-0042', 'platform subjects show P-2026-0042'))
+  subjectsList(subjects, cli)
+  subjectsShow(subjects, cli)
+  subjectsCreate(subjects, cli)
+  subjectsEdit(subjects, cli)
+  subjectsDelete(subjects, cli)
+
+  const samples = program
+    .command('samples')
+    .description("Samples: material from a subject and its data files in the project's bucket")
+    .addHelpText('after', examples('platform samples list --subject P-2026-0042', 'platform samples show S-2026-0042-B1 --info'))
+  samplesList(samples, cli)
+  samplesShow(samples, cli)
+  samplesCreate(samples, cli)
+  samplesEdit(samples, cli)
+  samplesDelete(samples, cli)
+
+  const orders = program
+    .command('orders')
+    .description('Clinical orders: create, add samples with their roles, sign and move along, samplesheets and labflow')
+    .addHelpText(
+      'after',
+      examples(
+        'platform orders create --test-code WGS-trio --sample S-0042-B1=proband',
+        'platform orders transition ORD-2026-000001 sign',
+        'platform orders samplesheet ORD-2026-000001 -o samplesheet.csv',
+      ),
+    )
+  ordersList(orders, cli)
+  ordersShow(orders, cli)
+  ordersCreate(orders, cli)
+  ordersEdit(orders, cli)
+  ordersAddSample(orders, cli)
+  ordersRemoveSample(orders, cli)
+  ordersTransition(orders, cli)
+  ordersSamplesheet(orders, cli)
+  ordersLabflow(orders, cli)
+  ordersDelete(orders, cli)
 
   const files = program
     .command('files')

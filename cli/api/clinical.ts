@@ -373,14 +373,9 @@ export interface components {
             project_id: string;
             external_id: string;
             display_name?: string;
-            /**
-             * @description FHIR administrative gender
-             * @enum {string}
-             */
-            sex: "female" | "male" | "unknown" | "other";
+            sex: components["schemas"]["Sex"];
             birth_date?: string;
-            /** @enum {string} */
-            affected_status: "affected" | "unaffected" | "unknown";
+            affected_status: components["schemas"]["AffectedStatus"];
             phenotypes: string[];
             family_id?: string;
             mother_id?: string;
@@ -398,6 +393,13 @@ export interface components {
             updated: string;
             created_by: string;
         };
+        /**
+         * @description FHIR administrative gender
+         * @enum {string}
+         */
+        Sex: "female" | "male" | "unknown" | "other";
+        /** @enum {string} */
+        AffectedStatus: "affected" | "unaffected" | "unknown";
         Error: {
             /** @example params.case_id: required */
             detail: string;
@@ -426,19 +428,10 @@ export interface components {
             external_id: string;
             /** @example Proband, Demo */
             display_name?: string;
-            /**
-             * @description FHIR administrative gender
-             * @default unknown
-             * @enum {string}
-             */
-            sex?: "female" | "male" | "unknown" | "other";
+            sex?: components["schemas"]["Sex"];
             /** @example 2019-04-02 */
             birth_date?: string;
-            /**
-             * @default unknown
-             * @enum {string}
-             */
-            affected_status?: "affected" | "unaffected" | "unknown";
+            affected_status?: components["schemas"]["AffectedStatus"];
             /**
              * @description HPO term ids
              * @default []
@@ -480,15 +473,10 @@ export interface components {
             external_id?: string;
             /** @example Proband, Demo */
             display_name?: string | null;
-            /**
-             * @description FHIR administrative gender
-             * @enum {string}
-             */
-            sex?: "female" | "male" | "unknown" | "other";
+            sex?: components["schemas"]["Sex"];
             /** @example 2019-04-02 */
             birth_date?: string | null;
-            /** @enum {string} */
-            affected_status?: "affected" | "unaffected" | "unknown";
+            affected_status?: components["schemas"]["AffectedStatus"];
             /** @description HPO term ids */
             phenotypes?: string[] | null;
             /**
@@ -542,8 +530,7 @@ export interface components {
             external_id: string;
             /** Format: uuid */
             subject_id: string;
-            /** @enum {string} */
-            type: "blood" | "saliva" | "tissue" | "dna" | "rna" | "other";
+            type: components["schemas"]["SampleType"];
             collected_at?: string;
             received_at?: string;
             fastq: string[];
@@ -566,6 +553,8 @@ export interface components {
             updated: string;
             created_by: string;
         };
+        /** @enum {string} */
+        SampleType: "blood" | "saliva" | "tissue" | "dna" | "rna" | "other";
         SampleOrderRef: {
             /** Format: uuid */
             id: string;
@@ -596,8 +585,7 @@ export interface components {
              * @example 7d4f2a10-3c5b-4e8f-9a21-6b0c5d7e8f90
              */
             subject_id: string;
-            /** @enum {string} */
-            type: "blood" | "saliva" | "tissue" | "dna" | "rna" | "other";
+            type: components["schemas"]["SampleType"];
             /**
              * Format: date-time
              * @example 2026-11-20T09:30:00Z
@@ -647,8 +635,7 @@ export interface components {
              * @example 7d4f2a10-3c5b-4e8f-9a21-6b0c5d7e8f90
              */
             subject_id?: string;
-            /** @enum {string} */
-            type?: "blood" | "saliva" | "tissue" | "dna" | "rna" | "other";
+            type?: components["schemas"]["SampleType"];
             /**
              * Format: date-time
              * @example 2026-11-20T09:30:00Z
@@ -728,13 +715,8 @@ export interface components {
                 id: string;
                 external_id: string;
                 display_name?: string;
-                /**
-                 * @description FHIR administrative gender
-                 * @enum {string}
-                 */
-                sex: "female" | "male" | "unknown" | "other";
-                /** @enum {string} */
-                affected_status: "affected" | "unaffected" | "unknown";
+                sex: components["schemas"]["Sex"];
+                affected_status: components["schemas"]["AffectedStatus"];
             };
             hpo_terms: string[];
             fastq: string[];
@@ -862,26 +844,16 @@ export interface components {
             project_id: string;
             /** @description ORD-<year>-<6 digits>, unique in the project, never reused */
             accession: string;
-            /**
-             * @description draft, signed (requisition signed), in_progress, in_review, on_hold (back to the status it left), completed, cancelled, entered_in_error
-             * @enum {string}
-             */
-            status: "draft" | "signed" | "in_progress" | "in_review" | "on_hold" | "completed" | "cancelled" | "entered_in_error";
-            /**
-             * @description On hold: the status it left, the one it resumes to
-             * @enum {string}
-             */
-            held_from?: "draft" | "signed" | "in_progress" | "in_review" | "on_hold" | "completed" | "cancelled" | "entered_in_error";
-            /** @enum {string} */
-            priority: "routine" | "urgent" | "asap" | "stat";
+            status: components["schemas"]["OrderStatus"];
+            held_from?: components["schemas"]["OrderStatus"] & unknown;
+            priority: components["schemas"]["Priority"];
             test_code: string;
             indication?: string;
             requester?: components["schemas"]["Requester"];
             assignee?: string;
             due_date?: string;
             notes?: string;
-            /** @enum {string} */
-            outcome: "pending" | "positive" | "negative" | "inconclusive";
+            outcome: components["schemas"]["Outcome"];
             labflow: {
                 /** Format: uuid */
                 id: string;
@@ -901,7 +873,7 @@ export interface components {
             samples: components["schemas"]["OrderSampleEntry"][];
             status_history: components["schemas"]["OrderStatusChange"][];
             /** @description The statuses this caller may move the order to now */
-            available_transitions: ("draft" | "signed" | "in_progress" | "in_review" | "on_hold" | "completed" | "cancelled" | "entered_in_error")[];
+            available_transitions: components["schemas"]["OrderStatus"][];
             /** @description GET /orders/{id}: the order's runs, newest first (at most 20) */
             runs?: components["schemas"]["OrderRun"][];
             /**
@@ -916,15 +888,26 @@ export interface components {
             updated: string;
             created_by: string;
         };
+        /**
+         * @description draft, signed (requisition signed), in_progress, in_review, on_hold (back to the status it left), completed, cancelled, entered_in_error
+         * @enum {string}
+         */
+        OrderStatus: "draft" | "signed" | "in_progress" | "in_review" | "on_hold" | "completed" | "cancelled" | "entered_in_error";
+        /** @enum {string} */
+        Priority: "routine" | "urgent" | "asap" | "stat";
         Requester: {
             name: string;
             organization?: string;
         };
+        /**
+         * @description The diagnostic outcome (never a status)
+         * @enum {string}
+         */
+        Outcome: "pending" | "positive" | "negative" | "inconclusive";
         OrderSampleEntry: {
             /** Format: uuid */
             sample_id: string;
-            /** @enum {string} */
-            role: "proband" | "mother" | "father" | "sibling" | "relative" | "tumor" | "normal";
+            role: components["schemas"]["SampleRole"];
             /**
              * @description ISO 8601 UTC
              * @example 2026-11-22T06:15:30.000Z
@@ -932,17 +915,11 @@ export interface components {
             added_at: string;
             added_by: string;
         };
+        /** @enum {string} */
+        SampleRole: "proband" | "mother" | "father" | "sibling" | "relative" | "tumor" | "normal";
         OrderStatusChange: {
-            /**
-             * @description draft, signed (requisition signed), in_progress, in_review, on_hold (back to the status it left), completed, cancelled, entered_in_error
-             * @enum {string}
-             */
-            from: "draft" | "signed" | "in_progress" | "in_review" | "on_hold" | "completed" | "cancelled" | "entered_in_error";
-            /**
-             * @description draft, signed (requisition signed), in_progress, in_review, on_hold (back to the status it left), completed, cancelled, entered_in_error
-             * @enum {string}
-             */
-            to: "draft" | "signed" | "in_progress" | "in_review" | "on_hold" | "completed" | "cancelled" | "entered_in_error";
+            from: components["schemas"]["OrderStatus"];
+            to: components["schemas"]["OrderStatus"];
             by: string;
             /**
              * @description ISO 8601 UTC
@@ -976,11 +953,7 @@ export interface components {
          *     }
          */
         CreateOrder: {
-            /**
-             * @default routine
-             * @enum {string}
-             */
-            priority?: "routine" | "urgent" | "asap" | "stat";
+            priority?: components["schemas"]["Priority"];
             /**
              * @description What is ordered: a test or panel code
              * @example WGS-trio
@@ -1013,8 +986,7 @@ export interface components {
             samples?: {
                 /** Format: uuid */
                 sample_id: string;
-                /** @enum {string} */
-                role: "proband" | "mother" | "father" | "sibling" | "relative" | "tumor" | "normal";
+                role: components["schemas"]["SampleRole"];
             }[];
         };
         /**
@@ -1025,8 +997,7 @@ export interface components {
          *     }
          */
         UpdateOrder: {
-            /** @enum {string} */
-            priority?: "routine" | "urgent" | "asap" | "stat";
+            priority?: components["schemas"]["Priority"];
             /**
              * @description What is ordered: a test or panel code
              * @example WGS-trio
@@ -1052,11 +1023,7 @@ export interface components {
              * @description The labflow to follow (default: the platform germline flow); its latest version is pinned at signing
              */
             labflow_id?: string | null;
-            /**
-             * @description In review or completed, by a reviewer: the diagnostic outcome (never a status)
-             * @enum {string}
-             */
-            outcome?: "pending" | "positive" | "negative" | "inconclusive";
+            outcome?: components["schemas"]["Outcome"] & unknown;
         };
         /**
          * @example {
@@ -1065,11 +1032,7 @@ export interface components {
          *     }
          */
         OrderTransition: {
-            /**
-             * @description draft, signed (requisition signed), in_progress, in_review, on_hold (back to the status it left), completed, cancelled, entered_in_error
-             * @enum {string}
-             */
-            to: "draft" | "signed" | "in_progress" | "in_review" | "on_hold" | "completed" | "cancelled" | "entered_in_error";
+            to: components["schemas"]["OrderStatus"];
             /** @description Required for on_hold, cancelled and entered_in_error */
             reason?: string;
         };
@@ -1100,8 +1063,7 @@ export interface components {
          *     }
          */
         OrderSample: components["schemas"]["Sample"] & {
-            /** @enum {string} */
-            role: "proband" | "mother" | "father" | "sibling" | "relative" | "tumor" | "normal";
+            role: components["schemas"]["SampleRole"];
         };
         /**
          * @example {
@@ -1109,8 +1071,7 @@ export interface components {
          *     }
          */
         AddOrderSample: {
-            /** @enum {string} */
-            role: "proband" | "mother" | "father" | "sibling" | "relative" | "tumor" | "normal";
+            role: components["schemas"]["SampleRole"];
         };
         /**
          * @example {
@@ -1494,7 +1455,7 @@ export interface operations {
                 page_token?: string;
                 external_id?: string;
                 family_id?: string;
-                affected_status?: "affected" | "unaffected" | "unknown";
+                affected_status?: components["schemas"]["AffectedStatus"];
                 /** @description A part of the display name, whatever its case. No index serves it: each page scans at most 2,000 subjects beyond itself, so a page may be short (even empty) and still carry a next-page token. */
                 name?: string;
             };
@@ -1849,7 +1810,7 @@ export interface operations {
                 page_token?: string;
                 external_id?: string;
                 subject_id?: string;
-                type?: "blood" | "saliva" | "tissue" | "dna" | "rna" | "other";
+                type?: components["schemas"]["SampleType"];
             };
             header: {
                 /** @description Project UUID, from GET /projects */
@@ -2338,8 +2299,8 @@ export interface operations {
                 /** @description X-Next-Page-Token of the previous page */
                 page_token?: string;
                 /** @description draft, signed (requisition signed), in_progress, in_review, on_hold (back to the status it left), completed, cancelled, entered_in_error */
-                status?: "draft" | "signed" | "in_progress" | "in_review" | "on_hold" | "completed" | "cancelled" | "entered_in_error";
-                priority?: "routine" | "urgent" | "asap" | "stat";
+                status?: components["schemas"]["OrderStatus"];
+                priority?: components["schemas"]["Priority"];
                 assignee?: string;
             };
             header: {
@@ -3666,3 +3627,11 @@ export interface operations {
         };
     };
 }
+
+export const sexValues = ["female","male","unknown","other"] as const satisfies ReadonlyArray<components["schemas"]["Sex"]>;
+export const affectedStatusValues = ["affected","unaffected","unknown"] as const satisfies ReadonlyArray<components["schemas"]["AffectedStatus"]>;
+export const sampleTypeValues = ["blood","saliva","tissue","dna","rna","other"] as const satisfies ReadonlyArray<components["schemas"]["SampleType"]>;
+export const orderStatusValues = ["draft","signed","in_progress","in_review","on_hold","completed","cancelled","entered_in_error"] as const satisfies ReadonlyArray<components["schemas"]["OrderStatus"]>;
+export const priorityValues = ["routine","urgent","asap","stat"] as const satisfies ReadonlyArray<components["schemas"]["Priority"]>;
+export const outcomeValues = ["pending","positive","negative","inconclusive"] as const satisfies ReadonlyArray<components["schemas"]["Outcome"]>;
+export const sampleRoleValues = ["proband","mother","father","sibling","relative","tumor","normal"] as const satisfies ReadonlyArray<components["schemas"]["SampleRole"]>;

@@ -54,6 +54,32 @@ function optionsOf(root: Command): Option[] {
   return [...seen.values()]
 }
 
+/**
+ * The `case` branches that complete an option's value, matched against "<command path> <option>"
+ * (`runs list --status`). A flag that completes the same way wherever it is declared has one branch
+ * for every command (`*' --profile'`); one whose values differ between commands (`--status` of
+ * `runs list` and of `orders list`, `--type` of `pipelines list` and of `samples list`) has a
+ * branch per command, put first, so that each command offers its own choices.
+ */
+function valueCases(root: Command, reply: (o: Option) => string): string[] {
+  const byFlags = new Map<string, Array<{ path: string; reply: string }>>()
+  for (const node of nodesOf(root))
+    for (const o of visible(node.command.options).filter(takesValue)) {
+      const key = names(o).join('|')
+      byFlags.set(key, [...(byFlags.get(key) ?? []), { path: node.path, reply: reply(o) }])
+    }
+  const specific: string[] = []
+  const general: string[] = []
+  for (const [key, uses] of byFlags) {
+    const flags = key.split('|')
+    const [first] = uses
+    if (first && uses.every((u) => u.reply === first.reply))
+      general.push(`    ${flags.map((f) => `*${quote(` ${f}`)}`).join('|')}) ${first.reply}; return ;;`)
+    else for (const u of uses) specific.push(`    ${flags.map((f) => quote(`${u.path} ${f}`)).join('|')}) ${u.reply}; return ;;`)
+  }
+  return [...specific, ...general]
+}
+
 /** A single-quoted word for bash and zsh. */
 const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`
 /** A single-quoted word for fish, where a backslash escapes a quote or a backslash inside the quotes. */
@@ -64,14 +90,13 @@ function bash(root: Command): string {
   const options = optionsOf(root).filter(takesValue)
   const valueFlags = [...new Set(options.flatMap(names))]
   const commandPaths = nodes.filter((n) => n.path).map((n) => quote(n.path))
-  const valueCases = options.map((o) => {
-    const reply = o.argChoices
+  const values = valueCases(root, (o) =>
+    o.argChoices
       ? `COMPREPLY=($(compgen -W ${quote(o.argChoices.join(' '))} -- "$cur"))`
       : wantsFile(o)
         ? 'COMPREPLY=($(compgen -f -- "$cur"))'
-        : 'COMPREPLY=()'
-    return `    ${names(o).join('|')}) ${reply}; return ;;`
-  })
+        : 'COMPREPLY=()',
+  )
   const wordCases = nodes.map(
     (n) =>
       `    ${quote(n.path)}) words=${quote(
@@ -97,8 +122,8 @@ _platform_completions() {
       ${commandPaths.join('|')}) cmdpath="\${cmdpath:+$cmdpath }$word" ;;
     esac
   done
-  case "$prev" in
-${valueCases.join('\n')}
+  case "$cmdpath $prev" in
+${values.join('\n')}
   esac
   case "$cmdpath" in
 ${wordCases.join('\n')}
@@ -117,10 +142,7 @@ function zsh(root: Command): string {
   const options = optionsOf(root).filter(takesValue)
   const valueFlags = [...new Set(options.flatMap(names))]
   const commandPaths = nodes.filter((n) => n.path).map((n) => quote(n.path))
-  const valueCases = options.map((o) => {
-    const reply = o.argChoices ? `compadd -- ${o.argChoices.map(quote).join(' ')}` : wantsFile(o) ? '_files' : ':'
-    return `    ${names(o).join('|')}) ${reply}; return ;;`
-  })
+  const values = valueCases(root, (o) => (o.argChoices ? `compadd -- ${o.argChoices.map(quote).join(' ')}` : wantsFile(o) ? '_files' : ':'))
   const wordCases = nodes.map((n) => `    ${quote(n.path)}) candidates=(${wordsAt(n, root).map(describeEntry).join(' ')}) ;;`)
   return `#compdef platform
 # zsh completion for platform, made by \`platform completion zsh\`.
@@ -140,8 +162,8 @@ _platform() {
       ${commandPaths.join('|')}) cmdpath="\${cmdpath:+$cmdpath }$word" ;;
     esac
   done
-  case "\${words[CURRENT-1]}" in
-${valueCases.join('\n')}
+  case "$cmdpath \${words[CURRENT-1]}" in
+${values.join('\n')}
   esac
   case "$cmdpath" in
 ${wordCases.join('\n')}

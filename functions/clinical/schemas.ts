@@ -34,8 +34,11 @@ const id = z.string().uuid()
 const timestamp = z.string().openapi({ description: 'ISO 8601 UTC', example: AT })
 const hpo = z.string().regex(HPO_RE, 'an HPO term id: HP: and 7 digits').openapi({ example: 'HP:0001250' })
 
-export const SexSchema = z.enum(SEXES).openapi({ description: 'FHIR administrative gender' })
-export const AffectedSchema = z.enum(AFFECTED_STATUSES)
+export const SexSchema = z.enum(SEXES).openapi('Sex', { description: 'FHIR administrative gender' })
+export const AffectedSchema = z.enum(AFFECTED_STATUSES).openapi('AffectedStatus')
+export const SampleTypeSchema = z.enum(SAMPLE_TYPES).openapi('SampleType')
+export const PrioritySchema = z.enum(PRIORITIES).openapi('Priority')
+export const OutcomeSchema = z.enum(OUTCOMES).openapi('Outcome', { description: 'The diagnostic outcome (never a status)' })
 
 // ---------------------------------------------------------------------------------------------
 // Subjects
@@ -153,7 +156,7 @@ const gs = (example: string, description: string) => z.string().min(6).max(2000)
 const sampleFields = {
   external_id: externalId('S-2026-0042-B1', 'The tube or accession barcode, unique in the project; the sample name in samplesheets'),
   subject_id: id.openapi({ example: SUBJECT_ID }),
-  type: z.enum(SAMPLE_TYPES),
+  type: SampleTypeSchema,
   collected_at: z.iso.datetime({ offset: true }).openapi({ example: '2026-11-20T09:30:00Z' }),
   received_at: z.iso.datetime({ offset: true }).openapi({ example: '2026-11-21T08:00:00Z' }),
   fastq: z
@@ -232,7 +235,7 @@ export const Sample = z
     project_id: id,
     external_id: z.string(),
     subject_id: id,
-    type: z.enum(SAMPLE_TYPES),
+    type: SampleTypeSchema,
     collected_at: z.string().optional(),
     received_at: z.string().optional(),
     fastq: z.array(z.string()),
@@ -250,7 +253,7 @@ export const Sample = z
 export const SampleListQuery = z.object({
   external_id: z.string().min(1).optional(),
   subject_id: z.string().uuid().optional(),
-  type: z.enum(SAMPLE_TYPES).optional(),
+  type: SampleTypeSchema.optional(),
 })
 
 const PedSexSchema = z.union([z.literal(0), z.literal(1), z.literal(2), z.literal('other')])
@@ -296,17 +299,17 @@ export const SampleInfo = z
 // ---------------------------------------------------------------------------------------------
 // Orders
 
-export const OrderStatusSchema = z.enum(ORDER_STATUSES).openapi({
+export const OrderStatusSchema = z.enum(ORDER_STATUSES).openapi('OrderStatus', {
   description:
     'draft, signed (requisition signed), in_progress, in_review, on_hold (back to the status it left), completed, cancelled, entered_in_error',
 })
-export const RoleSchema = z.enum(SAMPLE_ROLES)
+export const RoleSchema = z.enum(SAMPLE_ROLES).openapi('SampleRole')
 const Requester = z
   .object({ name: z.string().trim().min(1).max(200), organization: z.string().trim().min(1).max(200).optional() })
   .openapi('Requester')
 
 const orderFields = {
-  priority: z.enum(PRIORITIES),
+  priority: PrioritySchema,
   test_code: z.string().trim().min(1).max(100).openapi({ description: 'What is ordered: a test or panel code', example: 'WGS-trio' }),
   indication: z
     .string()
@@ -359,7 +362,7 @@ export const UpdateOrder = z
     due_date: orderFields.due_date.nullable().optional(),
     notes: orderFields.notes.nullable().optional(),
     labflow_id: orderFields.labflow_id.nullable().optional(),
-    outcome: z.enum(OUTCOMES).optional().openapi({ description: 'In review or completed, by a reviewer: the diagnostic outcome (never a status)' }),
+    outcome: OutcomeSchema.optional().openapi({ description: 'In review or completed, by a reviewer: the diagnostic outcome (never a status)' }),
   })
   .strict()
   .openapi('UpdateOrder', {
@@ -381,14 +384,14 @@ export const Order = z
     accession: z.string().openapi({ description: 'ORD-<year>-<6 digits>, unique in the project, never reused' }),
     status: OrderStatusSchema,
     held_from: OrderStatusSchema.optional().openapi({ description: 'On hold: the status it left, the one it resumes to' }),
-    priority: z.enum(PRIORITIES),
+    priority: PrioritySchema,
     test_code: z.string(),
     indication: z.string().optional(),
     requester: Requester.optional(),
     assignee: z.string().optional(),
     due_date: z.string().optional(),
     notes: z.string().optional(),
-    outcome: z.enum(OUTCOMES),
+    outcome: OutcomeSchema,
     labflow: z.object({ id, version: z.number().int().optional().openapi({ description: 'Pinned when the order is signed' }) }),
     labflow_stage: z.string().optional().openapi({ description: "The order's current labflow stage, from signing on" }),
     signed: z.object({ by: z.string(), at: timestamp }).optional(),
@@ -425,7 +428,7 @@ export const Order = z
 
 export const OrderListQuery = z.object({
   status: OrderStatusSchema.optional(),
-  priority: z.enum(PRIORITIES).optional(),
+  priority: PrioritySchema.optional(),
   assignee: z.string().uuid().optional(),
 })
 

@@ -6,6 +6,9 @@ import { PassThrough, Writable } from 'node:stream'
 import { main } from '../../cli/main.js'
 import { createAdminApp } from '../../functions/admin/service.js'
 import { createComputeApp } from '../../functions/compute/service.js'
+import { clinicalDeps } from '../../functions/clinical/deps.js'
+import { createClinicalApp } from '../../functions/clinical/service.js'
+import { createKernel } from '../../lib/kernel.js'
 import { auditDeps } from '../../functions/audit/deps.js'
 import { createAuditApp } from '../../functions/audit/service.js'
 import { SettingsStore } from '../../cli/settings.js'
@@ -18,7 +21,7 @@ export const repoRoot = resolve(import.meta.dirname, '../..')
 const BIN = join(repoRoot, 'cli/bin.js')
 
 /**
- * The admin, compute, file and audit services of one test tenant, served on real local ports as
+ * The admin, compute, clinical-data, file and audit services of one test tenant, served on real local ports as
  * the CLI meets them: the platform catalogue seeded, the local Batch executor and storage in a
  * temp folder, the local storage server serving the file service's signed addresses to that same
  * storage. With `login`, the admin service is the one of the login stack (local OIDC provider, a
@@ -41,6 +44,9 @@ export async function startPlatform(opts: { login?: boolean } = {}) {
   filesServer.serve(files.app)
   const auditServer = await listen()
   auditServer.serve(createAuditApp(auditDeps(world.deps)))
+  // A kernel of its own, so that its audit events say service 'clinical', on the world's Firestore.
+  const clinicalServer = await listen()
+  clinicalServer.serve(createClinicalApp(clinicalDeps(createKernel(world.deps.config, 'clinical', { firestore: world.deps.db.firestore }))))
 
   return {
     world,
@@ -52,8 +58,9 @@ export async function startPlatform(opts: { login?: boolean } = {}) {
     computeUrl: computeServer.url,
     filesUrl: filesServer.url,
     auditUrl: auditServer.url,
+    clinicalUrl: clinicalServer.url,
     async stop() {
-      await Promise.all([adminServer?.stop(), stack?.stop(), computeServer.stop(), filesServer.stop(), auditServer.stop()])
+      await Promise.all([adminServer?.stop(), stack?.stop(), computeServer.stop(), filesServer.stop(), auditServer.stop(), clinicalServer.stop()])
       await files.close()
       await local.close()
       await removeConfigHomes()
@@ -72,7 +79,7 @@ export async function removeConfigHomes() {
 
 /** A fresh config directory whose local profile points at the platform (as `platform config set` would write it). */
 export async function configHome(
-  platform?: Pick<Platform, 'adminUrl' | 'computeUrl'> & Partial<Pick<Platform, 'filesUrl' | 'auditUrl'>>,
+  platform?: Pick<Platform, 'adminUrl' | 'computeUrl'> & Partial<Pick<Platform, 'filesUrl' | 'auditUrl' | 'clinicalUrl'>>,
   project?: string,
 ): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'cli-home-'))
@@ -83,6 +90,7 @@ export async function configHome(
     settings.set('local', 'compute_url', platform.computeUrl)
     if (platform.filesUrl) settings.set('local', 'files_url', platform.filesUrl)
     if (platform.auditUrl) settings.set('local', 'audit_url', platform.auditUrl)
+    if (platform.clinicalUrl) settings.set('local', 'clinical_url', platform.clinicalUrl)
   }
   if (project) settings.set('local', 'project', project)
   return dir

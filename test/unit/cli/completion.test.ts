@@ -59,6 +59,11 @@ describe('platform completion', () => {
     expect(complete('runs', 'submit', '--w')).toEqual(['--watch'])
     expect(complete('runs', 'list', '--')).toEqual(expect.arrayContaining(['--page-token', '--all', '--limit', '--status', '--profile']))
     expect(complete('runs', 'list', '--status', '')).toEqual(['queued', 'running', 'succeeded', 'failed', 'cancelled'])
+    // The same flag on two commands completes each command's own values.
+    expect(complete('orders', 'list', '--status', 'in')).toEqual(['in_progress', 'in_review'])
+    expect(complete('pipelines', 'list', '--type', '')).toEqual(['direct_nextflow', 'direct_wdl', 'container_entrypoint'])
+    expect(complete('samples', 'create', 'S-1', '--type', 'd')).toEqual(['dna'])
+    expect(complete('--profile', 'staging', 'orders', 'add-sample', '--role', 'p')).toEqual(['proband'])
     expect(complete('config', 'set', '')).toEqual(expect.arrayContaining(['admin_url', 'compute_url', 'project']))
     // An option's value is not taken for a command: `staging` below is the profile, not a subcommand.
     expect(complete('--profile', 'staging', 'runs', 'wa')).toEqual(['watch'])
@@ -72,7 +77,9 @@ describe('platform completion', () => {
     expect(res.stdout).toContain('compdef _platform platform')
     for (const path of commandPaths(program)) expect(res.stdout).toContain(`'${path.join(' ')}') candidates=(`)
     expect(res.stdout).toContain("'submit:Submit a run of a pipeline")
-    expect(res.stdout).toContain("--status) compadd -- 'queued' 'running' 'succeeded' 'failed' 'cancelled'; return ;;")
+    expect(res.stdout).toContain("'runs list --status') compadd -- 'queued' 'running' 'succeeded' 'failed' 'cancelled'; return ;;")
+    expect(res.stdout).toContain("'orders list --status') compadd -- 'draft' 'signed'")
+    expect(res.stdout).toContain("*' --format') :; return ;;")
   })
 
   it('prints a fish script with a completion for every command at its place in the tree', async () => {
