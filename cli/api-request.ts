@@ -14,11 +14,12 @@ export interface ServiceApi {
 /** The prefix every documented path of the platform starts with; `platform api /runs` means `/api/v1/runs`. */
 export const API_PREFIX = '/api/v1'
 
-/** What `platform api` sends a request to: the service, the path from its base, the query written in the path. */
+/** What `platform api` sends a request to: the service, the path from its base, the query written in the path, and the template of its document the path fits (none for a path sent as written). */
 export interface Route {
   service: string
   path: string
   query: URLSearchParams
+  template?: string
 }
 
 const segmentsOf = (path: string) => path.split('/').filter(Boolean)
@@ -53,19 +54,28 @@ export function splitPath(input: string): { path: string; query: URLSearchParams
 /** The ways a path may be meant: as written when it begins with /api/, else under /api/v1 first and then as written. */
 const readings = (path: string) => (path.startsWith('/api/') ? [path] : [API_PREFIX + (path === '/' ? '' : path), path])
 
-/** The services whose documents fit `path` best, with how closely (most literal segments win, as a router's static routes beat its parameters). */
-function bestFits(apis: readonly ServiceApi[], path: string): { services: string[]; score: number } {
-  let best = -1
-  let services: string[] = []
-  for (const api of apis) {
-    const score = Math.max(-1, ...api.paths.map((t) => fit(t, path) ?? -1))
-    if (score < 0) continue
-    if (score > best) {
-      best = score
-      services = [api.name]
-    } else if (score === best) services.push(api.name)
+/** The template of `api` that fits `path` best (most literal segments, as a router's static routes beat its parameters), and how closely. */
+function bestTemplate(api: ServiceApi, path: string): { template: string; score: number } | undefined {
+  let best: { template: string; score: number } | undefined
+  for (const template of api.paths) {
+    const score = fit(template, path)
+    if (score !== undefined && (!best || score > best.score)) best = { template, score }
   }
-  return { services, score: best }
+  return best
+}
+
+/** The services whose documents fit `path` best, each with its template. */
+function bestFits(apis: readonly ServiceApi[], path: string): Array<{ service: string; template: string }> {
+  let best = -1
+  let found: Array<{ service: string; template: string }> = []
+  for (const api of apis) {
+    const match = bestTemplate(api, path)
+    if (!match || match.score < best) continue
+    if (match.score > best) found = []
+    best = match.score
+    found.push({ service: api.name, template: match.template })
+  }
+  return found
 }
 
 /**
@@ -79,14 +89,20 @@ export function route(apis: readonly ServiceApi[], input: string, service?: stri
   if (service !== undefined) {
     const api = apis.find((a) => a.name === service)
     if (!api) throw usageError(`no service '${service}': one of ${apis.map((a) => a.name).join(', ')}`)
-    const documented = readings(path).find((p) => api.paths.some((t) => fit(t, p) !== undefined))
-    return { service, path: documented ?? path, query }
+    for (const reading of readings(path)) {
+      const match = bestTemplate(api, reading)
+      if (match) return { service, path: reading, query, template: match.template }
+    }
+    return { service, path, query }
   }
   for (const reading of readings(path)) {
-    const { services } = bestFits(apis, reading)
-    if (services.length === 1) return { service: services[0]!, path: reading, query }
-    if (services.length > 1)
-      throw usageError(`${reading} is in the APIs of ${services.join(' and ')}: pass --service <name> to choose (platform api --help)`)
+    const found = bestFits(apis, reading)
+    const [only] = found
+    if (only && found.length === 1) return { service: only.service, path: reading, query, template: only.template }
+    if (found.length > 1)
+      throw usageError(
+        `${reading} is in the APIs of ${found.map((f) => f.service).join(' and ')}: pass --service <name> to choose (platform api --help)`,
+      )
   }
   throw usageError(`no service documents the path ${path}: pass --service <${apis.map((a) => a.name).join('|')}> to send it anyway`)
 }
@@ -169,13 +185,13 @@ export function addToQuery(query: URLSearchParams, fields: readonly Field[]): UR
   return out
 }
 
-/** The method when none is named: GET, or POST when there is a body to send (fields or --input), as gh api does. */
-export const defaultMethod = (hasBody: boolean) => (hasBody ? 'POST' : 'GET')
+/** The method when none is named: GET, or POST when there is a body to send (fields or --input), as gh api does; GET with --paginate, which only a GET takes. */
+export const defaultMethod = (hasBody: boolean, paginate = false) => (hasBody && !paginate ? 'POST' : 'GET')
 
 /** Methods whose fields go into the query, never into a body. */
 export const QUERY_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD'])
 
-/** `Name: value` of -H; anything else is a usage error. */
+/** `Name: value` of -H (`Name:` alone: send no such header); anything else is a usage error. */
 export function parseHeader(flag: string): [name: string, value: string] {
   const colon = flag.indexOf(':')
   const name = colon > 0 ? flag.slice(0, colon).trim() : ''

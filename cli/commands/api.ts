@@ -32,12 +32,24 @@ interface ApiOptions {
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']
 const collect = (value: string, previous: string[]) => [...previous, value]
 
-/** The path templates of every service, from the OpenAPI documents the typed client is generated from (cli/api/). */
-function serviceApis(): ServiceApi[] {
-  return SERVICES.map(({ name }) => {
-    const doc = JSON.parse(readFileSync(new URL(`../api/${name}.openapi.json`, import.meta.url), 'utf8')) as { paths: Record<string, unknown> }
-    return { name, paths: Object.keys(doc.paths) }
-  })
+type Operation = { parameters?: Array<{ in: string; name: string }> }
+type Document = { paths: Record<string, Record<string, Operation>> }
+
+/** Every service's OpenAPI document, as the typed client is generated from them (cli/api/). */
+const documents = () =>
+  new Map<string, Document>(
+    SERVICES.map(({ name }) => [name, JSON.parse(readFileSync(new URL(`../api/${name}.openapi.json`, import.meta.url), 'utf8')) as Document]),
+  )
+
+/**
+ * Whether a request carries the project: when its operation declares the X-Project-ID header
+ * (required or not: the audit service reads a project's events by it), or, for a path of no
+ * document, when its service is project-scoped or --project is given.
+ */
+function sendsProject(doc: Document | undefined, template: string | undefined, method: string, service: string, projectGiven: boolean): boolean {
+  const operation = template === undefined ? undefined : doc?.paths[template]?.[method.toLowerCase()]
+  if (operation) return (operation.parameters ?? []).some((p) => p.in === 'header' && p.name.toLowerCase() === 'x-project-id')
+  return projectGiven || Boolean(SERVICES.find((s) => s.name === service)?.projectScoped)
 }
 
 /** Standard input read once, however many `@-` and `--input -` ask for it. */
@@ -64,7 +76,7 @@ export function register(program: Command, cli: Cli) {
     .description(
       "Call any service's API with the profile's credentials and project, as gh api does: prints the JSON answer (the service is found from the path)",
     )
-    .argument('<method-or-path>', 'GET, POST, PUT, PATCH or DELETE; or the path alone (GET, or POST with fields or --input)')
+    .argument('<method-or-path>', 'GET, POST, PUT, PATCH or DELETE; or the path alone (GET; POST with fields or --input, unless --paginate)')
     .argument('[path]', 'the path, with or without /api/v1 (runs, /runs?status=running, /api/v1/orders/ORD-2026-000123)')
     .option(
       '-F, --field <key=value>',
@@ -85,15 +97,15 @@ export function register(program: Command, cli: Cli) {
         'platform api POST /reports -f order_id=ORD-2026-000123 -f template_type=germline_diagnostic',
         'platform api PATCH /subjects/<id> -F phenotypes[]=HP:0001250 -F birth_date=null',
         'platform api POST /runs --input run.json -H "Idempotency-Key: $(uuidgen)"',
-        'platform api GET /events --paginate -F action=run.submitted > events.json',
+        'platform api /events --paginate -F action=run.submitted > events.json   # GET: --paginate follows GETs',
         "platform api GET /orders/ORD-2026-000123/samplesheet -H 'Accept: text/csv' > samplesheet.csv",
         'platform api GET /openapi.json --service files     # a path of no document: name the service',
       ) +
         `
 Fields (gh api's): GET and HEAD put them into the query, other methods into a JSON body. -F types its
 value (true, false, null, numbers; @file reads a file), -f never does; key[]=v appends to a list,
-key[sub]=v nests an object. The project is sent as X-Project-ID to the services that need one
-(--project, else the profile's); -H X-Project-ID: … overrides it.
+key[sub]=v nests an object. The project (--project, else the profile's) is sent as X-Project-ID
+wherever the operation takes one; -H 'X-Project-ID: <id>' sends another, -H 'X-Project-ID:' none.
 
 The answer is printed as it came: JSON indented on a terminal, on one line through a pipe (or in
 --format json|yaml|csv|table(…)); an error status prints the service's detail on stderr and exits
@@ -126,11 +138,13 @@ with the code of the rest of the CLI (5 forbidden, 6 not found, 7 rejected, 8 un
           }
         }
         const input = opts.input === undefined ? undefined : await readAt(opts.input)
-        const method = named ?? defaultMethod(fields.length > 0 || input !== undefined)
+        const method = named ?? defaultMethod(fields.length > 0 || input !== undefined, opts.paginate)
         if (opts.paginate && method !== 'GET') throw usageError('--paginate follows the pages of a GET')
         if (input !== undefined && QUERY_METHODS.has(method)) throw usageError(`--input is a request body: ${method} sends none`)
 
-        const target = route(serviceApis(), second ?? first, opts.service)
+        const docs = documents()
+        const apis: ServiceApi[] = [...docs].map(([name, doc]) => ({ name, paths: Object.keys(doc.paths) }))
+        const target = route(apis, second ?? first, opts.service)
         const inQuery = QUERY_METHODS.has(method) || input !== undefined
         const query = inQuery ? addToQuery(target.query, fields) : target.query
         const body = input ?? (!inQuery && fields.length ? JSON.stringify(bodyOf(fields)) : undefined)
@@ -138,10 +152,18 @@ with the code of the rest of the CLI (5 forbidden, 6 not found, 7 rejected, 8 un
         const headers = new Headers()
         if (body !== undefined) headers.set('content-type', 'application/json')
         const client = session.client()
-        if (SERVICES.find((s) => s.name === target.service)?.projectScoped || session.globals.project !== undefined) {
+        const given = opts.header.map(parseHeader)
+        const projectHeader = given.some(([name]) => name.toLowerCase() === 'x-project-id')
+        if (
+          !projectHeader &&
+          sendsProject(docs.get(target.service), target.template, method, target.service, session.globals.project !== undefined)
+        ) {
           headers.set('x-project-id', await session.projectId(client))
         }
-        for (const flag of opts.header) headers.set(...parseHeader(flag))
+        // `-H 'Name:'` sends no such header (no X-Project-ID: an organization's audit events).
+        for (const [name, value] of given)
+          if (value === '') headers.delete(name)
+          else headers.set(name, value)
 
         const pages: unknown[] = []
         let text = ''

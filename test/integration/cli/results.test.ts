@@ -2,10 +2,13 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { Comment, OrderVariant, Report } from '../../../cli/client.js'
 import { SettingsStore } from '../../../cli/settings.js'
 import { createKernel } from '../../../lib/kernel.js'
+import { adminDeps } from '../../../functions/admin/deps.js'
+import { auditDeps } from '../../../functions/audit/deps.js'
+import { createAuditApp } from '../../../functions/audit/service.js'
 import { createAdminApp } from '../../../functions/admin/service.js'
 import { reportsDeps } from '../../../functions/reports/deps.js'
 import { createReportsApp } from '../../../functions/reports/service.js'
-import { configHome, parseJson, removeConfigHomes, runCli } from '../../support/cli.js'
+import { configHome, parseJson, removeConfigHomes, runCli, startCliOnTerminal } from '../../support/cli.js'
 import { listen } from '../../support/oidc.js'
 import { makeVariantWorld } from '../../support/variants.js'
 
@@ -21,9 +24,11 @@ interface Listing<T> {
  */
 describe('platform variants, reports and api', async () => {
   const w = await makeVariantWorld()
-  const servers = await Promise.all([listen(), listen(), listen(), listen()])
-  const [admin, clinical, variantCache, reports] = servers
-  admin!.serve(createAdminApp(w.deps))
+  const servers = await Promise.all([listen(), listen(), listen(), listen(), listen()])
+  const [admin, clinical, variantCache, reports, audit] = servers
+  const adminSide = adminDeps(createKernel(w.deps.config, 'admin', { firestore: w.deps.db.firestore }))
+  admin!.serve(createAdminApp(adminSide))
+  audit!.serve(createAuditApp(auditDeps(adminSide)))
   clinical!.serve(w.clinicalApp)
   variantCache!.serve(w.app)
   reports!.serve(createReportsApp(reportsDeps(createKernel(w.deps.config, 'reports', { firestore: w.deps.db.firestore }))))
@@ -39,6 +44,7 @@ describe('platform variants, reports and api', async () => {
   settings.set('local', 'clinical_url', clinical!.url)
   settings.set('local', 'variant_cache_url', variantCache!.url)
   settings.set('local', 'reports_url', reports!.url)
+  settings.set('local', 'audit_url', audit!.url)
   settings.saveCredentials('local', { method: 'personal_token', access_token: analyst.token, saved_at: new Date().toISOString() })
   const cli = (args: string[], input?: string) => runCli(args, { configDir: home, input })
 
@@ -199,6 +205,28 @@ describe('platform variants, reports and api', async () => {
       expect(res.code, res.stderr).toBe(0)
       expect(res.stdout.trim().split('\n')).toHaveLength(1)
       expect(JSON.parse(res.stdout)).toMatchObject({ id: analyst.user.id })
+    })
+
+    it('indents the JSON on a terminal', async () => {
+      const term = startCliOnTerminal(['api', '/users/me'], { configDir: home })
+      const res = await term.exited
+      expect(res.code).toBe(0)
+      expect(res.stdout).toMatch(/^\{\r?\n {2}"id": /)
+    })
+
+    it("sends the project where an operation takes it, also an optional one (a project's audit events), and none with -H 'X-Project-ID:'", async () => {
+      const asOwner = (args: string[]) => runCli(args, { configDir: home, env: { PLATFORM_TOKEN: w.owner.token } })
+      const events = await asOwner(['api', '/events', '-F', 'action=report.*', '--paginate'])
+      expect(events.code, events.stderr).toBe(0)
+      const list = parseJson<Array<{ project_id: string; entity: { type: string } }>>(events)
+      expect(list.length).toBeGreaterThan(0)
+      expect(list.every((e) => e.project_id === w.project.id && e.entity.type === 'report')).toBe(true)
+      const unscoped = await asOwner(['api', '/events', '-H', 'X-Project-ID:'])
+      expect(unscoped.code).toBe(7)
+      expect(unscoped.stderr).toMatch(/send X-Project-ID \(or project_id\) for a project's events/)
+      const paged = await cli(['api', 'POST', '/reports', '--paginate'])
+      expect(paged.code).toBe(3)
+      expect(paged.stderr).toMatch(/--paginate follows the pages of a GET/)
     })
 
     it('puts GET fields into the query and joins every page with --paginate', async () => {

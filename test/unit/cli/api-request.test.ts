@@ -5,6 +5,7 @@ import { SERVICES } from '../../../cli/api/services.js'
 import {
   addToQuery,
   bodyOf,
+  defaultMethod,
   fit,
   joinPages,
   nextPageQuery,
@@ -15,6 +16,7 @@ import {
   type Field,
   type ServiceApi,
 } from '../../../cli/api-request.js'
+import type { Report } from '../../../cli/client.js'
 import { CliError } from '../../../cli/errors.js'
 import { currentReport } from '../../../cli/names.js'
 
@@ -53,6 +55,12 @@ describe('which service owns a path (platform api)', () => {
     ['/users/me', 'admin', '/api/v1/users/me'],
   ])('%s goes to the %s service as %s', (input, service, path) => {
     expect(route(apis, input)).toMatchObject({ service, path })
+  })
+
+  it('names the template the path fits, the one with most literal segments', () => {
+    expect(route(apis, '/pipelines/slug/hello-local').template).toBe('/api/v1/pipelines/slug/{slug}')
+    expect(route(apis, '/orders/ORD-1/variants/ga4gh:VA.x').template).toBe('/api/v1/orders/{order_id}/variants/{variant_id}')
+    expect(route(apis, '/openapi.json', 'files').template).toBeUndefined()
   })
 
   it('keeps the query written in the path', () => {
@@ -198,6 +206,17 @@ describe('fields (gh api)', () => {
   })
 })
 
+describe('the method when none is named', () => {
+  it.each([
+    [false, false, 'GET'],
+    [true, false, 'POST'],
+    [false, true, 'GET'],
+    [true, true, 'GET'],
+  ])('with a body %s and --paginate %s is %s', (hasBody, paginate, method) => {
+    expect(defaultMethod(hasBody, paginate)).toBe(method)
+  })
+})
+
 describe('--paginate', () => {
   it('asks for the next page with the same query and the page token', () => {
     expect(nextPageQuery(new URLSearchParams('status=failed&page_token=old'), 'next').toString()).toBe('status=failed&page_token=next')
@@ -219,9 +238,19 @@ describe('--paginate', () => {
 })
 
 describe("a report named by its order's accession", () => {
-  const r = (id: string, revision: number, status: string, template_type = 'germline_diagnostic') =>
-    ({ id, revision, status, template_type }) as never
-  it.each([
+  type Candidate = Pick<Report, 'id' | 'revision' | 'status' | 'template_type'>
+  const r = (
+    id: string,
+    revision: number,
+    status: Candidate['status'],
+    template_type: Candidate['template_type'] = 'germline_diagnostic',
+  ): Candidate => ({
+    id,
+    revision,
+    status,
+    template_type,
+  })
+  it.each<[string, Candidate[], string]>([
     ['the only draft', [r('a', 1, 'draft')], 'a'],
     ['the amendment in draft over the signed revision', [r('a', 1, 'signed'), r('b', 2, 'draft')], 'b'],
     ['the signed revision once its amendment is cancelled', [r('a', 1, 'signed'), r('b', 2, 'cancelled')], 'a'],
