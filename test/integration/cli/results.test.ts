@@ -72,7 +72,7 @@ describe('platform variants, reports and api', async () => {
 
     it('says how to get the next page, and that command continues where the listing stopped', async () => {
       const first = await cli(['variants', 'list', order.accession, '--limit', '3', '--format', 'csv(id)'])
-      const next = /More variants exist: platform (.*?)  \(or --all/.exec(first.stderr)?.[1]
+      const next = /More variants exist: platform (.*?) {2}\(or --all/.exec(first.stderr)?.[1]
       expect(next, first.stderr).toMatch(/^variants list ORD-\S+ --limit 3 --page-token \S+$/)
       const second = await cli([...next!.split(' '), '--format', 'csv(id)'])
       expect(second.code, second.stderr).toBe(0)
