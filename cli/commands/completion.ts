@@ -48,6 +48,24 @@ function wordsAt(node: Node, root: Command): Word[] {
   ]
 }
 
+/**
+ * The `case` branches that complete an option's value, keyed by `<command path>|<flag>`: an option
+ * of one name may take other values in another command (`runs list --status` a run's status,
+ * `reports list --status` a report's). The root's options apply under every command, after the
+ * commands' own.
+ */
+function valueCases(root: Command, reply: (o: Option) => string): string[] {
+  const own: string[] = []
+  const global: string[] = []
+  for (const node of nodesOf(root)) {
+    const pattern = (flag: string) => (node.command === root ? `*${quote(`|${flag}`)}` : quote(`${node.path}|${flag}`))
+    for (const o of visible(node.command.options).filter(takesValue)) {
+      ;(node.command === root ? global : own).push(`    ${names(o).map(pattern).join('|')}) ${reply(o)}; return ;;`)
+    }
+  }
+  return [...own, ...global]
+}
+
 function optionsOf(root: Command): Option[] {
   const seen = new Map<string, Option>()
   for (const node of nodesOf(root)) for (const o of visible(node.command.options)) seen.set(o.flags, o)
@@ -64,14 +82,13 @@ function bash(root: Command): string {
   const options = optionsOf(root).filter(takesValue)
   const valueFlags = [...new Set(options.flatMap(names))]
   const commandPaths = nodes.filter((n) => n.path).map((n) => quote(n.path))
-  const valueCases = options.map((o) => {
-    const reply = o.argChoices
+  const values = valueCases(root, (o) =>
+    o.argChoices
       ? `COMPREPLY=($(compgen -W ${quote(o.argChoices.join(' '))} -- "$cur"))`
       : wantsFile(o)
         ? 'COMPREPLY=($(compgen -f -- "$cur"))'
-        : 'COMPREPLY=()'
-    return `    ${names(o).join('|')}) ${reply}; return ;;`
-  })
+        : 'COMPREPLY=()',
+  )
   const wordCases = nodes.map(
     (n) =>
       `    ${quote(n.path)}) words=${quote(
@@ -97,8 +114,8 @@ _platform_completions() {
       ${commandPaths.join('|')}) cmdpath="\${cmdpath:+$cmdpath }$word" ;;
     esac
   done
-  case "$prev" in
-${valueCases.join('\n')}
+  case "$cmdpath|$prev" in
+${values.join('\n')}
   esac
   case "$cmdpath" in
 ${wordCases.join('\n')}
@@ -117,10 +134,7 @@ function zsh(root: Command): string {
   const options = optionsOf(root).filter(takesValue)
   const valueFlags = [...new Set(options.flatMap(names))]
   const commandPaths = nodes.filter((n) => n.path).map((n) => quote(n.path))
-  const valueCases = options.map((o) => {
-    const reply = o.argChoices ? `compadd -- ${o.argChoices.map(quote).join(' ')}` : wantsFile(o) ? '_files' : ':'
-    return `    ${names(o).join('|')}) ${reply}; return ;;`
-  })
+  const values = valueCases(root, (o) => (o.argChoices ? `compadd -- ${o.argChoices.map(quote).join(' ')}` : wantsFile(o) ? '_files' : ':'))
   const wordCases = nodes.map((n) => `    ${quote(n.path)}) candidates=(${wordsAt(n, root).map(describeEntry).join(' ')}) ;;`)
   return `#compdef platform
 # zsh completion for platform, made by \`platform completion zsh\`.
@@ -140,8 +154,8 @@ _platform() {
       ${commandPaths.join('|')}) cmdpath="\${cmdpath:+$cmdpath }$word" ;;
     esac
   done
-  case "\${words[CURRENT-1]}" in
-${valueCases.join('\n')}
+  case "$cmdpath|\${words[CURRENT-1]}" in
+${values.join('\n')}
   esac
   case "$cmdpath" in
 ${wordCases.join('\n')}
