@@ -52,12 +52,6 @@ function sendsProject(doc: Document | undefined, template: string | undefined, m
   return projectGiven || Boolean(SERVICES.find((s) => s.name === service)?.projectScoped)
 }
 
-/** Standard input read once, however many `@-` and `--input -` ask for it. */
-function stdinOnce(cli: Cli) {
-  let text: Promise<string> | undefined
-  return () => (text ??= readStdin(cli.io))
-}
-
 /** An answer's body as the value to print: JSON parsed, other text as it came, nothing for an empty body. */
 async function answerOf(res: Response): Promise<{ json: boolean; value: unknown; text: string }> {
   const text = await res.text()
@@ -117,27 +111,29 @@ with the code of the rest of the CLI (5 forbidden, 6 not found, 7 rejected, 8 un
         const opts = command.opts<ApiOptions>()
         const named = second === undefined ? undefined : first.toUpperCase()
         if (named !== undefined && !METHODS.includes(named)) throw usageError(`'${first}' is not a method: one of ${METHODS.join(', ')}`)
-        const stdin = stdinOnce(cli)
-        const readAt = async (file: string) => {
+        // Standard input is read once, before the rules run (they take files as text): for --input - or one @- field.
+        const fromStdin = (opts.input === '-' ? 1 : 0) + opts.field.filter((f) => f.slice(f.indexOf('=') + 1) === '@-').length
+        if (fromStdin > 1) throw usageError('standard input is read once: by --input - or by one -F key=@-')
+        const stdin = fromStdin ? await readStdin(cli.io) : ''
+        const read = (file: string) => {
+          if (file === '-') return stdin
           try {
-            return file === '-' ? await stdin() : readFileSync(file, 'utf8')
+            return readFileSync(file, 'utf8')
           } catch (error) {
             throw usageError(`cannot read ${file}: ${(error as Error).message}`)
           }
         }
-        // Files named by @file are read before the rules run, which take them as text.
-        const fields: Field[] = []
-        for (const [flags, typed, option] of [
-          [opts.field, true, '--field'],
-          [opts.rawField, false, '--raw-field'],
-        ] as const) {
-          for (const flag of flags) {
-            const { keys, append, raw } = splitField(flag, option)
-            const file = typed && raw.startsWith('@') ? await readAt(raw.slice(1)) : undefined
-            fields.push({ keys, append, value: typed ? typedValue(raw, () => file ?? '') : raw })
-          }
-        }
-        const input = opts.input === undefined ? undefined : await readAt(opts.input)
+        const fields: Field[] = [
+          ...opts.field.map((flag) => {
+            const { keys, append, raw } = splitField(flag, '--field')
+            return { keys, append, value: typedValue(raw, read) }
+          }),
+          ...opts.rawField.map((flag) => {
+            const { keys, append, raw } = splitField(flag, '--raw-field')
+            return { keys, append, value: raw }
+          }),
+        ]
+        const input = opts.input === undefined ? undefined : read(opts.input)
         const method = named ?? defaultMethod(fields.length > 0 || input !== undefined, opts.paginate)
         if (opts.paginate && method !== 'GET') throw usageError('--paginate follows the pages of a GET')
         if (input !== undefined && QUERY_METHODS.has(method)) throw usageError(`--input is a request body: ${method} sends none`)
@@ -165,26 +161,20 @@ with the code of the rest of the CLI (5 forbidden, 6 not found, 7 rejected, 8 un
           if (value === '') headers.delete(name)
           else headers.set(name, value)
 
-        const pages: unknown[] = []
-        let text = ''
-        let json = true
-        let pageQuery = query
-        for (;;) {
-          const search = pageQuery.toString()
+        const send = async (q: URLSearchParams) => {
+          const search = q.toString()
           const res = await client.request(target.service as ServiceName, target.path + (search ? `?${search}` : ''), { method, headers, body })
-          const answer = await answerOf(res)
-          const token = res.headers.get('x-next-page-token')
-          if (!opts.paginate || !answer.json || !token) {
-            if (pages.length === 0) ({ text, json } = answer)
-            pages.push(answer.value)
-            break
-          }
-          pages.push(answer.value)
-          pageQuery = nextPageQuery(query, token)
+          return { answer: await answerOf(res), token: res.headers.get('x-next-page-token') }
         }
-        if (!json) {
-          if (text) cli.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`)
+        let { answer, token } = await send(query)
+        if (!answer.json) {
+          if (answer.text) cli.io.stdout.write(answer.text.endsWith('\n') ? answer.text : `${answer.text}\n`)
           return
+        }
+        const pages = [answer.value]
+        while (opts.paginate && token) {
+          ;({ answer, token } = await send(nextPageQuery(query, token)))
+          pages.push(answer.value)
         }
         const value = joinPages(pages)
         const chosen = session.globals.format !== undefined || session.globals.json

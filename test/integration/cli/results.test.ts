@@ -255,6 +255,12 @@ describe('platform variants, reports and api', async () => {
         JSON.stringify({ notes: 'By --input.' }),
       )
       expect(parseJson<Report>(patched)).toMatchObject({ notes: 'By --input.' })
+      const twice = await cli(['api', 'PATCH', '/reports/x', '--input', '-', '-F', 'notes=@-'], '{}')
+      expect(twice.code).toBe(3)
+      expect(twice.stderr).toMatch(/standard input is read once/)
+      const missing = await cli(['api', 'POST', '/reports', '-F', 'summary=@/nonexistent/summary.txt'])
+      expect(missing.code).toBe(3)
+      expect(missing.stderr).toMatch(/cannot read \/nonexistent\/summary\.txt: ENOENT/)
     })
 
     it('prints a non-JSON answer as it came (the samplesheet as CSV)', async () => {
