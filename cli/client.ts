@@ -11,7 +11,9 @@ import type { components as AuditComponents, paths as AuditPaths } from './api/a
 import type { components as ClinicalComponents, paths as ClinicalPaths } from './api/clinical.js'
 import { runStatusValues, type components as ComputeComponents, type paths as ComputePaths } from './api/compute.js'
 import type { components as FilesComponents, paths as FilesPaths } from './api/files.js'
+import type { components as ReportsComponents, paths as ReportsPaths } from './api/reports.js'
 import type { ServiceName } from './api/services.js'
+import type { components as VariantCacheComponents, operations as VariantCacheOperations, paths as VariantCachePaths } from './api/variant_cache.js'
 
 export type { ServiceName }
 
@@ -73,6 +75,56 @@ export interface OrderFilters {
   assignee?: string
 }
 export type AuditOutcome = AuditEvent['outcome']
+
+type ReportsSchemas = ReportsComponents['schemas']
+export type OrderVariant = VariantCacheComponents['schemas']['OrderVariant']
+export type CatalogueVariant = ClinicalComponents['schemas']['CatalogueVariant']
+/** The filters of an order's variants (GET /orders/{order_id}/variants), as the variant-cache service takes them. */
+export type VariantFilters = Omit<
+  NonNullable<VariantCacheOperations['listOrderVariants']['parameters']['query']>,
+  'page_size' | 'limit' | 'page_token'
+>
+export type Report = ReportsSchemas['Report']
+export type ReportStatus = Report['status']
+export type CreateReport = ReportsSchemas['CreateReport']
+export type UpdateReport = ReportsSchemas['UpdateReport']
+export type ReportTransition = ReportsSchemas['ReportTransition']
+export type ReportVariant = ReportsSchemas['ReportVariant']
+export type AddReportVariant = ReportsSchemas['AddReportVariant']
+export type Comment = ReportsSchemas['Comment']
+export type CreateComment = ReportsSchemas['CreateComment']
+export type CommentType = CreateComment['type']
+/** The filters of GET /reports (order_id: an order's id or accession). */
+export interface ReportFilters {
+  order_id?: string
+  status?: ReportStatus
+  template_type?: Report['template_type']
+}
+
+export const REPORT_STATUSES = [
+  'draft',
+  'in_review',
+  'signed',
+  'superseded',
+  'cancelled',
+  'entered_in_error',
+] as const satisfies readonly ReportStatus[]
+/** The statuses a JSON request may move a report to: signing is the browser sign-off's (re-authentication), superseded an amendment's. */
+export const REPORT_MOVES = ['draft', 'in_review', 'cancelled', 'entered_in_error'] as const satisfies readonly ReportTransition['to'][]
+export const TEMPLATE_TYPES = [
+  'germline_diagnostic',
+  'carrier',
+  'secondary_findings',
+  'negative',
+] as const satisfies readonly Report['template_type'][]
+export const COMMENT_TYPES = ['review', 'internal', 'general'] as const satisfies readonly CommentType[]
+export const ACMG_CLASSIFICATIONS = [
+  'pathogenic',
+  'likely_pathogenic',
+  'uncertain_significance',
+  'likely_benign',
+  'benign',
+] as const satisfies readonly NonNullable<AddReportVariant['acmg_classification']>[]
 
 export const AUDIT_OUTCOMES = ['success', 'denied', 'failure'] as const satisfies readonly AuditOutcome[]
 
@@ -248,7 +300,8 @@ function transport(service: ServiceName, base: string, opts: ClientOptions, auth
     let renewed = false
     for (let attempt = 0; ; attempt++) {
       const headers = new Headers(request.headers)
-      headers.set('accept', 'application/json')
+      // JSON unless the request names what it accepts (platform api -H 'Accept: text/csv').
+      if (!headers.has('accept')) headers.set('accept', 'application/json')
       if (opts.userAgent) headers.set('user-agent', opts.userAgent)
       if (auth) headers.set('authorization', `Bearer ${await auth.token()}`)
       const signals = [AbortSignal.timeout(timeoutMs), ...(opts.signal ? [opts.signal] : [])]
@@ -320,6 +373,8 @@ export class PlatformClient {
   private filesClient?: Promise<Client<FilesPaths>>
   private auditClient?: Promise<Client<AuditPaths>>
   private clinicalClient?: Promise<Client<ClinicalPaths>>
+  private variantCacheClient?: Promise<Client<VariantCachePaths>>
+  private reportsClient?: Promise<Client<ReportsPaths>>
   private anonymousAdmin?: Promise<Client<AdminPaths>>
 
   constructor(private readonly opts: ClientOptions) {}
@@ -345,6 +400,12 @@ export class PlatformClient {
   }
   private get clinical() {
     return (this.clinicalClient ??= this.make<ClinicalPaths>('clinical', this.opts.auth))
+  }
+  private get variantCache() {
+    return (this.variantCacheClient ??= this.make<VariantCachePaths>('variant_cache', this.opts.auth))
+  }
+  private get reports() {
+    return (this.reportsClient ??= this.make<ReportsPaths>('reports', this.opts.auth))
   }
   /** Login and refresh carry no Authorization header. */
   private get anonymous() {
@@ -701,5 +762,108 @@ export class PlatformClient {
         (await this.audit).GET('/api/v1/events', { params: { header, query: { ...where, ...filters, page_size, page_token } } }),
       req,
     )
+  }
+
+  // Variants: an order's variant cache (variant-cache service) and the project's catalogue (clinical-data service)
+
+  /** The order's variants (order by id or accession) in genome order, `limit` from `pageToken` on; 404 while it has no ready cache. */
+  async listOrderVariants(project: string, order: string, filters: VariantFilters, req: PageRequest): Promise<Page<OrderVariant>> {
+    return collect(
+      async (page_size, page_token) =>
+        (await this.variantCache).GET('/api/v1/orders/{order_id}/variants', {
+          params: { header: projectHeader(project), path: { order_id: order }, query: { ...filters, page_size, page_token } },
+        }),
+      req,
+    )
+  }
+
+  async getOrderVariant(project: string, order: string, variantId: string): Promise<OrderVariant> {
+    return body(
+      await (
+        await this.variantCache
+      ).GET('/api/v1/orders/{order_id}/variants/{variant_id}', {
+        params: { header: projectHeader(project), path: { order_id: order, variant_id: variantId } },
+      }),
+    )
+  }
+
+  async getCatalogueVariant(project: string, variantId: string): Promise<CatalogueVariant> {
+    return body(await (await this.clinical).GET('/api/v1/variants/{id}', { params: { header: projectHeader(project), path: { id: variantId } } }))
+  }
+
+  // Report service (project-scoped)
+
+  /** Newest first, `limit` from `pageToken` on (every report when `limit` is absent). */
+  async listReports(project: string, filters: ReportFilters, req: PageRequest): Promise<Page<Report>> {
+    return collect(
+      async (page_size, page_token) =>
+        (await this.reports).GET('/api/v1/reports', { params: { header: projectHeader(project), query: { ...filters, page_size, page_token } } }),
+      req,
+    )
+  }
+
+  async getReport(project: string, id: string): Promise<Report> {
+    return body(await (await this.reports).GET('/api/v1/reports/{id}', { params: { header: projectHeader(project), path: { id } } }))
+  }
+
+  async createReport(project: string, input: CreateReport): Promise<Report> {
+    return body(await (await this.reports).POST('/api/v1/reports', { params: { header: projectHeader(project) }, body: input }))
+  }
+
+  async updateReport(project: string, id: string, input: UpdateReport): Promise<Report> {
+    return body(await (await this.reports).PATCH('/api/v1/reports/{id}', { params: { header: projectHeader(project), path: { id } }, body: input }))
+  }
+
+  async transitionReport(project: string, id: string, input: ReportTransition): Promise<Report> {
+    return body(
+      await (await this.reports).POST('/api/v1/reports/{id}/transition', { params: { header: projectHeader(project), path: { id } }, body: input }),
+    )
+  }
+
+  async addReportVariant(project: string, id: string, input: AddReportVariant): Promise<ReportVariant> {
+    return body(
+      await (await this.reports).POST('/api/v1/reports/{id}/variants', { params: { header: projectHeader(project), path: { id } }, body: input }),
+    )
+  }
+
+  /** The variants on the report, in the order they were added. */
+  async listReportVariants(project: string, id: string, req: PageRequest): Promise<Page<ReportVariant>> {
+    return collect(
+      async (page_size, page_token) =>
+        (await this.reports).GET('/api/v1/reports/{id}/variants', {
+          params: { header: projectHeader(project), path: { id }, query: { page_size, page_token } },
+        }),
+      req,
+    )
+  }
+
+  /** Oldest first (a conversation), `limit` from `pageToken` on. */
+  async listComments(project: string, id: string, filters: { type?: CommentType }, req: PageRequest): Promise<Page<Comment>> {
+    return collect(
+      async (page_size, page_token) =>
+        (await this.reports).GET('/api/v1/reports/{id}/comments', {
+          params: { header: projectHeader(project), path: { id }, query: { ...filters, page_size, page_token } },
+        }),
+      req,
+    )
+  }
+
+  async addComment(project: string, id: string, input: CreateComment): Promise<Comment> {
+    return body(
+      await (await this.reports).POST('/api/v1/reports/{id}/comments', { params: { header: projectHeader(project), path: { id } }, body: input }),
+    )
+  }
+
+  // Any service (platform api)
+
+  /**
+   * A request of the caller's own to a service (`path` from the base, /api/v1 included): the
+   * token, user agent, timeout, retries and renewal of every other call; an error status throws
+   * HttpError as they do, a success is the answer as it came.
+   */
+  async request(service: ServiceName, path: string, init: { method: string; headers: Headers; body?: string }): Promise<Response> {
+    await this.opts.auth?.token()
+    const base = (await this.opts.baseUrl(service)).replace(/\/+$/, '')
+    return transport(service, base, this.opts, this.opts.auth)(new Request(base + path, init))
   }
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Help, Option } from 'commander'
+import { register as api } from './commands/api.js'
 import { register as auditEvents } from './commands/audit/events.js'
 import { register as completion } from './commands/completion.js'
 import { register as config } from './commands/config.js'
@@ -24,6 +25,14 @@ import { register as ordersTransition } from './commands/orders/transition.js'
 import { register as pipelinesList } from './commands/pipelines/list.js'
 import { register as pipelinesShow } from './commands/pipelines/show.js'
 import { register as projectsList } from './commands/projects/list.js'
+import { register as reportsAddVariant } from './commands/reports/add-variant.js'
+import { register as reportsComment } from './commands/reports/comment.js'
+import { register as reportsComments } from './commands/reports/comments.js'
+import { register as reportsCreate } from './commands/reports/create.js'
+import { register as reportsEdit } from './commands/reports/edit.js'
+import { register as reportsList } from './commands/reports/list.js'
+import { register as reportsShow } from './commands/reports/show.js'
+import { register as reportsTransition } from './commands/reports/transition.js'
 import { register as runsCancel } from './commands/runs/cancel.js'
 import { register as runsList } from './commands/runs/list.js'
 import { register as runsLogs } from './commands/runs/logs.js'
@@ -43,6 +52,8 @@ import { register as subjectsEdit } from './commands/subjects/edit.js'
 import { register as subjectsList } from './commands/subjects/list.js'
 import { register as subjectsShow } from './commands/subjects/show.js'
 import { register as token } from './commands/token.js'
+import { register as variantsList } from './commands/variants/list.js'
+import { register as variantsShow } from './commands/variants/show.js'
 import { register as whoami } from './commands/whoami.js'
 import type { Cli } from './context.js'
 import { EXIT, EXIT_MEANINGS, explain } from './errors.js'
@@ -222,12 +233,43 @@ export function buildProgram(cli: Cli): Command {
   filesMv(files, cli)
   filesRm(files, cli)
 
+  const variants = program
+    .command('variants')
+    .description("An order's variants from its variant cache, and the project's catalogue")
+    .addHelpText(
+      'after',
+      examples('platform variants list ORD-2026-000123 --gene SCN2A', 'platform variants show <variant id> --order ORD-2026-000123'),
+    )
+  variantsList(variants, cli)
+  variantsShow(variants, cli)
+
+  const reports = program
+    .command('reports')
+    .description('Clinical reports: draft, add variants, comment and send to review (signing happens in a browser)')
+    .addHelpText(
+      'after',
+      examples(
+        'platform reports create ORD-2026-000123',
+        'platform reports add-variant ORD-2026-000123 <variant id> --classification pathogenic',
+        'platform reports transition ORD-2026-000123 in_review',
+      ),
+    )
+  reportsList(reports, cli)
+  reportsShow(reports, cli)
+  reportsCreate(reports, cli)
+  reportsEdit(reports, cli)
+  reportsAddVariant(reports, cli)
+  reportsComment(reports, cli)
+  reportsComments(reports, cli)
+  reportsTransition(reports, cli)
+
   const audit = program
     .command('audit')
     .description('The audit log: who did what, when, to which record')
     .addHelpText('after', examples('platform audit events --since 2h', "platform audit events --action 'file.*' --json"))
   auditEvents(audit, cli)
 
+  api(program, cli)
   completion(program, cli)
   return program
 }

@@ -48,36 +48,28 @@ function wordsAt(node: Node, root: Command): Word[] {
   ]
 }
 
+/**
+ * The `case` branches that complete an option's value, keyed by `<command path>|<flag>`: an option
+ * of one name may take other values in another command (`runs list --status` a run's status,
+ * `reports list --status` a report's). The root's options apply under every command, after the
+ * commands' own.
+ */
+function valueCases(root: Command, reply: (o: Option) => string): string[] {
+  const own: string[] = []
+  const global: string[] = []
+  for (const node of nodesOf(root)) {
+    const pattern = (flag: string) => (node.command === root ? `*${quote(`|${flag}`)}` : quote(`${node.path}|${flag}`))
+    for (const o of visible(node.command.options).filter(takesValue)) {
+      ;(node.command === root ? global : own).push(`    ${names(o).map(pattern).join('|')}) ${reply(o)}; return ;;`)
+    }
+  }
+  return [...own, ...global]
+}
+
 function optionsOf(root: Command): Option[] {
   const seen = new Map<string, Option>()
   for (const node of nodesOf(root)) for (const o of visible(node.command.options)) seen.set(o.flags, o)
   return [...seen.values()]
-}
-
-/**
- * The `case` branches that complete an option's value, matched against "<command path> <option>"
- * (`runs list --status`). A flag that completes the same way wherever it is declared has one branch
- * for every command (`*' --profile'`); one whose values differ between commands (`--status` of
- * `runs list` and of `orders list`, `--type` of `pipelines list` and of `samples list`) has a
- * branch per command, put first, so that each command offers its own choices.
- */
-function valueCases(root: Command, reply: (o: Option) => string): string[] {
-  const byFlags = new Map<string, Array<{ path: string; reply: string }>>()
-  for (const node of nodesOf(root))
-    for (const o of visible(node.command.options).filter(takesValue)) {
-      const key = names(o).join('|')
-      byFlags.set(key, [...(byFlags.get(key) ?? []), { path: node.path, reply: reply(o) }])
-    }
-  const specific: string[] = []
-  const general: string[] = []
-  for (const [key, uses] of byFlags) {
-    const flags = key.split('|')
-    const [first] = uses
-    if (first && uses.every((u) => u.reply === first.reply))
-      general.push(`    ${flags.map((f) => `*${quote(` ${f}`)}`).join('|')}) ${first.reply}; return ;;`)
-    else for (const u of uses) specific.push(`    ${flags.map((f) => quote(`${u.path} ${f}`)).join('|')}) ${u.reply}; return ;;`)
-  }
-  return [...specific, ...general]
 }
 
 /** A single-quoted word for bash and zsh. */
@@ -122,7 +114,7 @@ _platform_completions() {
       ${commandPaths.join('|')}) cmdpath="\${cmdpath:+$cmdpath }$word" ;;
     esac
   done
-  case "$cmdpath $prev" in
+  case "$cmdpath|$prev" in
 ${values.join('\n')}
   esac
   case "$cmdpath" in
@@ -162,7 +154,7 @@ _platform() {
       ${commandPaths.join('|')}) cmdpath="\${cmdpath:+$cmdpath }$word" ;;
     esac
   done
-  case "$cmdpath \${words[CURRENT-1]}" in
+  case "$cmdpath|\${words[CURRENT-1]}" in
 ${values.join('\n')}
   esac
   case "$cmdpath" in

@@ -19,7 +19,7 @@ const pendingPages = new Set(PENDING_PAGES.map((path) => path.replace(/^docs\//,
 const GROUPS: readonly { text: string; pages: readonly string[]; folder?: string }[] = [
   { text: 'Start here', pages: ['index.md', 'getting-started.md', 'local-suite.md', 'walkthrough.md', 'second-terminal.md', 'discovery.md'] },
   { text: 'Console', pages: ['console.md', 'console-runs.md', 'console-clinical.md', 'console-reports.md'] },
-  { text: 'Command-line client', pages: ['cli.md', 'cli-login.md', 'cli-clinical.md'] },
+  { text: 'Command-line client', pages: ['cli.md', 'cli-login.md', 'cli-clinical.md', 'cli-results.md'] },
   { text: 'Command reference', pages: ['cli/reference/index.md'], folder: 'cli/reference/' },
   {
     text: 'API',

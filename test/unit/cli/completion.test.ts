@@ -64,6 +64,11 @@ describe('platform completion', () => {
     expect(complete('pipelines', 'list', '--type', '')).toEqual(['direct_nextflow', 'direct_wdl', 'container_entrypoint'])
     expect(complete('samples', 'create', 'S-1', '--type', 'd')).toEqual(['dna'])
     expect(complete('--profile', 'staging', 'orders', 'add-sample', '--role', 'p')).toEqual(['proband'])
+    // The same flag in another command completes that command's values; the root's apply everywhere.
+    expect(complete('reports', 'list', '--status', 'in')).toEqual(['in_review'])
+    expect(complete('--profile', 'staging', 'runs', 'list', '--status', 'q')).toEqual(['queued'])
+    expect(complete('reports', 'list', '--format', '')).toEqual([])
+    expect(complete('api', '--service', 'v')).toEqual(['variant_cache'])
     expect(complete('config', 'set', '')).toEqual(expect.arrayContaining(['admin_url', 'compute_url', 'project']))
     // An option's value is not taken for a command: `staging` below is the profile, not a subcommand.
     expect(complete('--profile', 'staging', 'runs', 'wa')).toEqual(['watch'])
@@ -77,9 +82,10 @@ describe('platform completion', () => {
     expect(res.stdout).toContain('compdef _platform platform')
     for (const path of commandPaths(program)) expect(res.stdout).toContain(`'${path.join(' ')}') candidates=(`)
     expect(res.stdout).toContain("'submit:Submit a run of a pipeline")
-    expect(res.stdout).toContain("'runs list --status') compadd -- 'queued' 'running' 'succeeded' 'failed' 'cancelled'; return ;;")
-    expect(res.stdout).toContain("'orders list --status') compadd -- 'draft' 'signed'")
-    expect(res.stdout).toContain("*' --format') :; return ;;")
+    expect(res.stdout).toContain("'runs list|--status') compadd -- 'queued' 'running' 'succeeded' 'failed' 'cancelled'; return ;;")
+    expect(res.stdout).toContain("'orders list|--status') compadd -- 'draft' 'signed'")
+    expect(res.stdout).toContain("*'|--format') :; return ;;")
+    expect(res.stdout).toContain("'reports list|--status') compadd -- 'draft' 'in_review'")
   })
 
   it('prints a fish script with a completion for every command at its place in the tree', async () => {
