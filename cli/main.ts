@@ -111,7 +111,7 @@ function asksForVersion(program: Command, args: string[]): boolean {
 export function buildProgram(cli: Cli): Command {
   const program = new Command('platform')
     .description(
-      'Command-line client of the pipeline platform: pipelines, runs, subjects, samples, orders, files and the audit log through the public HTTP API',
+      'Command-line client of the pipeline platform: pipelines, runs, files, subjects, samples, orders, variants, reports and the audit log through the public HTTP API, and any other route with platform api',
     )
     .option('--profile <name>', 'profile: local, staging, production or your own (default: $PLATFORM_PROFILE, else the current profile, else local)')
     .option('--project <id|slug>', "project (default: $PLATFORM_PROJECT, else the profile's project, else your default project)")
