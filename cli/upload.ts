@@ -1,22 +1,116 @@
+import { randomUUID } from 'node:crypto'
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { basename, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
+import type { PlatformClient } from './client.js'
 import type { Session } from './context.js'
+import { Crc32c } from './crc32c.js'
 import { CliError, EXIT, usageError } from './errors.js'
 import { contentTypeOf, interruptible, intoFolder } from './files.js'
-import { formatTransfer } from './output.js'
+import { formatBytes, formatTransfer } from './output.js'
 import { Progress } from './progress.js'
-import { ChecksumMismatchError, md5Of, uploadFile, verify } from './transfer.js'
+import { CHUNK_BYTES, isResumable, nextChunk, sessionKey, type UploadIdentity } from './resumable.js'
+import {
+  ChecksumMismatchError,
+  crcOfPrefix,
+  md5Of,
+  putChunk,
+  sessionStatus,
+  startSession,
+  StorageHttpError,
+  StorageUnreachableError,
+  uploadFile,
+  verify,
+  type Checksums,
+  type SessionState,
+  type Verified,
+} from './transfer.js'
 
 export interface UploadOptions {
   contentType?: string
   overwrite?: boolean
+  /** Told the bytes stored so far, instead of a progress bar of this file's own (upload -r draws one for all). */
+  onProgress?: (bytes: number) => void
 }
+
+/** What `files upload` answers (--json): the file as the bucket lists it, and how it was sent and checked. */
+export interface Uploaded {
+  path: string
+  uri?: string
+  size: number
+  local: string
+  crc32c: string | null
+  md5: string | null
+  verified: Verified
+  seconds: number
+  /** Sent through a resumable session in chunks (files above 8 MiB), or in one PUT. */
+  resumable: boolean
+  /** The bytes an earlier, interrupted run had already stored, which this one did not send again. */
+  resumed_from: number
+}
+
+/** What the transfer itself answers, whichever way it went. */
+interface Sent {
+  local: Checksums
+  remote: Checksums
+  storedSize?: number
+  resumedFrom: number
+}
+
+/** A session saved under the config folder, so that another run can take it up. */
+interface SavedSession {
+  session_uri: string
+  local: string
+  remote: string
+  size: number
+  started_at: string
+}
+
+/**
+ * The resumable sessions of uploads in progress, one small file each under <config>/uploads/,
+ * named by sessionKey. A session URI lets anyone holding it write the object for a week: only the
+ * user reads them (0600), as the credentials.
+ */
+class SavedSessions {
+  private readonly dir: string
+  constructor(configDir: string) {
+    this.dir = join(configDir, 'uploads')
+  }
+  private file = (key: string) => join(this.dir, `${key}.json`)
+  read(key: string): SavedSession | undefined {
+    try {
+      const saved = JSON.parse(readFileSync(this.file(key), 'utf8')) as Partial<SavedSession>
+      return typeof saved.session_uri === 'string' ? (saved as SavedSession) : undefined
+    } catch {
+      // none, or not readable: a new session
+      return undefined
+    }
+  }
+  save(key: string, saved: SavedSession) {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 })
+    const tmp = `${this.file(key)}.${randomUUID()}`
+    writeFileSync(tmp, JSON.stringify(saved, null, 2) + '\n', { mode: 0o600 })
+    renameSync(tmp, this.file(key))
+  }
+  remove(key: string) {
+    rmSync(this.file(key), { force: true })
+  }
+}
+
+/** The statuses of a session that cannot be taken up again: unknown or expired (404), cancelled or failed (410). */
+const sessionGone = (error: unknown) => error instanceof StorageHttpError && (error.status === 404 || error.status === 410)
 
 /**
  * One local file into the project's bucket: a signed address from the file service, the bytes,
  * the checksum compared with the storage's. `platform files upload` and, per file, `upload -r`.
+ *
+ * A file of at most 8 MiB goes in one PUT. A larger one goes through a Cloud Storage resumable
+ * session, in chunks of 16 MiB (cli/resumable.ts), its URI saved under the config folder: a run
+ * that stops (Ctrl-C, SIGTERM, a killed process, a network cut) leaves the session, and the next
+ * upload of the same unchanged file to the same place asks the session what it holds and sends
+ * only the rest. The CRC32C is of the whole file either way.
  */
-export async function uploadLocalFile(session: Session, local: string, remoteArg: string, opts: UploadOptions): Promise<void> {
+export async function uploadLocalFile(session: Session, local: string, remoteArg: string, opts: UploadOptions): Promise<Uploaded> {
   const info = await stat(local).catch((error: Error) => {
     throw usageError(`cannot read ${local}: ${error.message}`)
   })
@@ -24,21 +118,42 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
   const remote = intoFolder(remoteArg, basename(local))
   const client = session.client()
   const project = await session.projectId(client)
-  const signed = await client.uploadUrl(project, {
-    path: remote,
-    content_type: opts.contentType ?? contentTypeOf(basename(local)),
-    overwrite: Boolean(opts.overwrite),
-  })
-  const progress = new Progress(session.out, info.size)
-  const sent = await interruptible(`upload of ${local} interrupted: nothing was stored at ${remote}`, (signal) =>
-    uploadFile(signed, local, info.size, { onProgress: progress.update, signal }),
-  ).finally(() => progress.done())
-  const seconds = progress.seconds
+  const contentType = opts.contentType ?? contentTypeOf(basename(local))
+  const progress = opts.onProgress ? undefined : new Progress(session.out, info.size)
+  const onProgress = opts.onProgress ?? progress!.update
+  const started = performance.now()
+  const resumable = isResumable(info.size)
+  let sent: Sent
+  try {
+    if (resumable) {
+      const identity = {
+        local: resolve(local),
+        size: info.size,
+        mtimeMs: info.mtimeMs,
+        filesUrl: await session.baseUrl('files'),
+        project,
+        remote,
+        contentType,
+      }
+      sent = await resumableUpload(session, client, identity, Boolean(opts.overwrite), onProgress)
+    } else {
+      const signed = await client.uploadUrl(project, { path: remote, content_type: contentType, overwrite: Boolean(opts.overwrite) })
+      sent = {
+        ...(await interruptible(`upload of ${local} interrupted: nothing was stored at ${remote}`, (signal) =>
+          uploadFile(signed, local, info.size, { onProgress, signal }),
+        )),
+        resumedFrom: 0,
+      }
+    }
+  } finally {
+    progress?.done()
+  }
+  const seconds = (performance.now() - started) / 1000
   let verified
   try {
     if (sent.storedSize !== undefined && sent.storedSize !== info.size)
       throw new ChecksumMismatchError('size', `${info.size} bytes`, `${sent.storedSize} bytes`)
-    // Cloud Storage always answers a CRC32C; a storage that answers only an MD5 costs a second read of the file.
+    // Cloud Storage always answers a CRC32C (compared alone, as gcloud storage does); a storage that answers only an MD5 costs a second read of the file.
     const mine = !sent.remote.crc32c && sent.remote.md5 ? { md5: await md5Of(local) } : sent.local
     verified = verify(mine, sent.remote)
   } catch (error) {
@@ -50,8 +165,110 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
     )
   }
   const entry = (await client.statFile(project, remote)) ?? { path: remote, size: info.size }
-  const result = { ...entry, local: resolve(local), crc32c: sent.remote.crc32c ?? null, md5: sent.remote.md5 ?? null, verified, seconds }
-  const where = 'uri' in entry ? entry.uri : remote
-  const check = verified === 'none' ? 'not verified: the storage answered no checksum' : `${verified} verified`
-  session.out.result(result, () => `Uploaded ${local} to ${where}: ${formatTransfer(info.size, seconds)}, ${check}`)
+  return {
+    ...entry,
+    local: resolve(local),
+    crc32c: sent.remote.crc32c ?? null,
+    md5: sent.remote.md5 ?? null,
+    verified,
+    seconds,
+    resumable,
+    resumed_from: sent.resumedFrom,
+  }
+}
+
+/** The line `files upload` prints for a person. */
+export function uploadedLine(local: string, up: Uploaded): string {
+  const check = up.verified === 'none' ? 'not verified: the storage answered no checksum' : `${up.verified} verified`
+  const resumed = up.resumed_from > 0 ? `, resumed with ${formatBytes(up.resumed_from)} already stored` : ''
+  return `Uploaded ${local} to ${up.uri ?? up.path}: ${formatTransfer(up.size - up.resumed_from, up.seconds)}${resumed}, ${check}`
+}
+
+/**
+ * The file through a resumable session: the saved one if the storage still holds it, else a new
+ * one started from a signed POST address; then chunk after chunk from what the session holds.
+ */
+async function resumableUpload(
+  session: Session,
+  client: PlatformClient,
+  id: UploadIdentity,
+  overwrite: boolean,
+  onProgress: (bytes: number) => void,
+): Promise<Sent> {
+  const saved = new SavedSessions(session.cli.settings.dir)
+  const key = sessionKey(id)
+  const { local, size, remote } = id
+  let stored = 0
+  const stopped = () =>
+    `upload of ${local} interrupted: ${formatBytes(stored)} of ${formatBytes(size)} are stored in its resumable session; ` +
+    'run the same command again to send the rest'
+  return interruptible(stopped, async (signal) => {
+    let uri: string | undefined
+    let state: SessionState = { state: 'incomplete', stored: 0 }
+    const previous = saved.read(key)
+    if (previous) {
+      try {
+        state = await sessionStatus(previous.session_uri, size, signal)
+        uri = previous.session_uri
+      } catch (error) {
+        if (!sessionGone(error)) throw error
+        const { status, code } = error as StorageHttpError
+        session.out.note(
+          `The resumable upload session of ${local} started ${previous.started_at} ${status === 404 ? 'expired' : 'was refused'} (${status} ${code}): starting afresh.`,
+        )
+        saved.remove(key)
+      }
+    }
+    if (!uri) {
+      const signed = await client.uploadUrl(id.project, { path: remote, content_type: id.contentType, overwrite, resumable: true })
+      uri = await startSession(signed, signal)
+      saved.save(key, { session_uri: uri, local, remote, size, started_at: new Date().toISOString() })
+    }
+    const resumedFrom = state.state === 'incomplete' ? state.stored : size
+    // The CRC32C of the whole file, fed in order: the bytes before the first chunk this run sends are read for it alone.
+    let crc = new Crc32c()
+    let crcAt = 0
+    const crcUpTo = async (bytes: number) => {
+      if (crcAt === bytes) return
+      crc = new Crc32c()
+      await crcOfPrefix(local, bytes, crc, signal)
+      crcAt = bytes
+    }
+    let stalled = 0
+    try {
+      while (state.state === 'incomplete') {
+        stored = state.stored
+        onProgress(stored)
+        const chunk = nextChunk(stored, size, CHUNK_BYTES)
+        if (!chunk) {
+          // Every byte is there but the session was not told the total: a status query with it ends the upload.
+          state = await sessionStatus(uri, size, signal)
+          if (state.state === 'incomplete')
+            throw new StorageUnreachableError(new URL(uri).origin, 'the storage holds every byte but does not complete the upload')
+          break
+        }
+        await crcUpTo(chunk.first)
+        state = await putChunk(uri, local, chunk, size, { crc, signal, onBytes: (n) => onProgress(chunk.first + n) })
+        crcAt = chunk.last + 1
+        if (state.state === 'incomplete' && state.stored <= stored && ++stalled >= 3) {
+          throw new StorageUnreachableError(new URL(uri).origin, `the storage kept none of the last chunks sent (it holds ${state.stored} bytes)`)
+        }
+      }
+    } catch (error) {
+      // A session that is gone cannot be taken up again; a network failure leaves it for the next run.
+      if (sessionGone(error) || (error instanceof StorageHttpError && error.status === 412)) saved.remove(key)
+      if (error instanceof StorageUnreachableError) {
+        throw new CliError(
+          `${error.message}; ${formatBytes(stored)} of ${formatBytes(size)} are stored in its resumable session: run the same command again to send the rest`,
+          EXIT.unavailable,
+        )
+      }
+      throw error
+    }
+    saved.remove(key)
+    stored = size
+    onProgress(size)
+    await crcUpTo(size)
+    return { local: { crc32c: crc.base64() }, remote: state.remote, storedSize: state.storedSize, resumedFrom }
+  })
 }
