@@ -226,6 +226,19 @@ export async function startSession(signed: Signed, signal?: AbortSignal): Promis
   return new URL(location, signed.url).toString()
 }
 
+/** Cancels a session (DELETE, answered 499), so that the storage drops the bytes it holds. */
+export async function cancelSession(uri: string, signal?: AbortSignal): Promise<void> {
+  const res = await exchange(
+    'DELETE',
+    { url: uri },
+    { 'content-length': 0 },
+    signal,
+    undefined,
+    (status) => status === 499 || (status >= 200 && status < 300),
+  )
+  res.resume()
+}
+
 /** Asks a session what it holds (a PUT with no body and `Content-Range: bytes *\/size`). */
 export async function sessionStatus(uri: string, size: number, signal?: AbortSignal): Promise<SessionState> {
   const res = await exchange('PUT', { url: uri }, { 'content-length': 0, 'content-range': `bytes */${size}` }, signal, undefined, sessionAnswer)

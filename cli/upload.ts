@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
 import type { PlatformClient } from './client.js'
@@ -11,6 +11,7 @@ import { formatBytes, formatTransfer } from './output.js'
 import { Progress } from './progress.js'
 import { CHUNK_BYTES, isResumable, nextChunk, sessionKey, type UploadIdentity } from './resumable.js'
 import {
+  cancelSession,
   ChecksumMismatchError,
   crcOfPrefix,
   md5Of,
@@ -94,6 +95,22 @@ class SavedSessions {
   }
   remove(key: string) {
     rmSync(this.file(key), { force: true })
+  }
+  /** The saved sessions of earlier versions of a file to the same place (it changed since), and those over a week old: no run can take them up. */
+  stale(local: string, remote: string, now: Date): Array<{ key: string; saved: SavedSession }> {
+    let names: string[]
+    try {
+      names = readdirSync(this.dir).filter((n) => n.endsWith('.json'))
+    } catch {
+      return []
+    }
+    const weekAgo = now.getTime() - 7 * 24 * 3600 * 1000
+    return names.flatMap((name) => {
+      const key = name.slice(0, -'.json'.length)
+      const saved = this.read(key)
+      if (!saved) return []
+      return (saved.local === local && saved.remote === remote) || Date.parse(saved.started_at) < weekAgo ? [{ key, saved }] : []
+    })
   }
 }
 
@@ -220,6 +237,11 @@ async function resumableUpload(
       }
     }
     if (!uri) {
+      // A session of an earlier version of the file holds bytes the storage keeps for a week: cancelled, best effort.
+      for (const old of saved.stale(local, remote, new Date())) {
+        await cancelSession(old.saved.session_uri, signal).catch(() => undefined)
+        saved.remove(old.key)
+      }
       const signed = await client.uploadUrl(id.project, { path: remote, content_type: id.contentType, overwrite, resumable: true })
       uri = await startSession(signed, signal)
       saved.save(key, { session_uri: uri, local, remote, size, started_at: new Date().toISOString() })
