@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'no
 import { constants as os, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { CHUNK_BYTES } from '../cli/resumable.js'
 import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../test/support/suite.js'
 
 /**
@@ -14,7 +15,7 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
  *   curl PUT      `curl -T` of the file to a fresh signed upload address (one PUT)
  *   curl session  `curl` starting a resumable session from a fresh signed POST address, then `curl -T`
  *                 of the whole file to the session URI in one request
- *   upload        `platform files upload` (the binary): a resumable session in 16 MiB chunks, the
+ *   upload        `platform files upload` (the binary): a resumable session in 64 MiB chunks, the
  *                 file's CRC32C computed as it goes, compared with the storage's at the end
  *   curl GET      `curl -o` of the object from a fresh signed download address
  *   download      `platform files download` of that object: CRC32C computed, compared, renamed into place
@@ -24,7 +25,7 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
  * with curl's (target: at least 0.8×). Then, once, the upload is killed (SIGKILL) when the session
  * holds half the file, and run again: the bytes sent again are what the killed process had written
  * to its socket (/proc/<pid>/io wchar, read while it is stopped just before the kill) beyond what
- * the resumed run found stored (target: under one chunk, 16 MiB).
+ * the resumed run found stored (target: under one chunk).
  *
  * BENCH_BASE_PORT picks the suite's ports (default: a free range). Prints a table of medians and
  * one line of JSON (also bench/results/cli-upload.json), removes what it wrote, stops the suite
@@ -33,7 +34,7 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
 const FILE_MIB = Number(process.env.BENCH_FILE_MIB ?? 1024)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const TARGET_VS_CURL = 0.8
-const CHUNK_MIB = 16
+const CHUNK_MIB = CHUNK_BYTES / 1024 / 1024
 const run = promisify(execFile)
 
 const started: { dataDir?: string; home?: string; suite?: SpawnedSuite; cli?: ChildProcess } = {}
@@ -270,7 +271,7 @@ async function main() {
   const table: Array<[string, number, number]> = [
     ['curl PUT to a signed address (one request)', m.curlPut, m.curlPut],
     ['curl: resumable session, the file in one PUT', m.curlSession, m.curlPut],
-    ['platform files upload: the transfer, 16 MiB chunks, CRC32C', m.upload, m.curlPut],
+    [`platform files upload: the transfer, ${CHUNK_MIB} MiB chunks, CRC32C`, m.upload, m.curlPut],
     ['platform files upload: the whole command', m.uploadWall, m.curlPut],
     ['curl GET from a signed address', m.curlGet, m.curlGet],
     ['platform files download: the transfer, CRC32C', m.download, m.curlGet],

@@ -9,7 +9,7 @@ import { CliError, EXIT, usageError } from './errors.js'
 import { contentTypeOf, interruptible, intoFolder } from './files.js'
 import { formatBytes, formatTransfer } from './output.js'
 import { Progress } from './progress.js'
-import { CHUNK_BYTES, isResumable, nextChunk, sessionKey, type UploadIdentity } from './resumable.js'
+import { chunkBytesOf, isResumable, nextChunk, sessionKey, type UploadIdentity } from './resumable.js'
 import {
   cancelSession,
   ChecksumMismatchError,
@@ -122,7 +122,7 @@ const sessionGone = (error: unknown) => error instanceof StorageHttpError && (er
  * the checksum compared with the storage's. `platform files upload` and, per file, `upload -r`.
  *
  * A file of at most 8 MiB goes in one PUT. A larger one goes through a Cloud Storage resumable
- * session, in chunks of 16 MiB (cli/resumable.ts), its URI saved under the config folder: a run
+ * session, in chunks of 64 MiB (cli/resumable.ts), its URI saved under the config folder: a run
  * that stops (Ctrl-C, SIGTERM, a killed process, a network cut) leaves the session, and the next
  * upload of the same unchanged file to the same place asks the session what it holds and sends
  * only the rest. The CRC32C is of the whole file either way.
@@ -212,6 +212,8 @@ async function resumableUpload(
   overwrite: boolean,
   onProgress: (bytes: number) => void,
 ): Promise<Sent> {
+  const chunkBytes = chunkBytesOf(session.cli.env.uploadChunkMib)
+  if (typeof chunkBytes !== 'number') throw usageError(chunkBytes.error)
   const saved = new SavedSessions(session.cli.settings.dir)
   const key = sessionKey(id)
   const { local, size, remote } = id
@@ -261,7 +263,7 @@ async function resumableUpload(
       while (state.state === 'incomplete') {
         stored = state.stored
         onProgress(stored)
-        const chunk = nextChunk(stored, size, CHUNK_BYTES)
+        const chunk = nextChunk(stored, size, chunkBytes)
         if (!chunk) {
           // Every byte is there but the session was not told the total: a status query with it ends the upload.
           state = await sessionStatus(uri, size, signal)

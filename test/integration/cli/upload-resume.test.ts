@@ -6,12 +6,15 @@ import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { FileEntry } from '../../../cli/client.js'
 import { crc32c } from '../../../cli/crc32c.js'
-import { CHUNK_BYTES, RESUMABLE_THRESHOLD } from '../../../cli/resumable.js'
+import { RESUMABLE_THRESHOLD } from '../../../cli/resumable.js'
 import type { Uploaded } from '../../../cli/upload.js'
 import { SettingsStore } from '../../../cli/settings.js'
 import { configHome, parseJson, runCli, runMain, startCli, startPlatform } from '../../support/cli.js'
 
 const MiB = 1024 * 1024
+/** Chunks of 16 MiB (PLATFORM_UPLOAD_CHUNK_MIB), so that a 40 MiB file is three of them. */
+const CHUNK_BYTES = 16 * MiB
+const env = { PLATFORM_UPLOAD_CHUNK_MIB: '16' }
 const crcOf = (data: Buffer) => {
   const out = Buffer.alloc(4)
   out.writeUInt32BE(crc32c(data))
@@ -108,8 +111,8 @@ describe('platform files upload, resumable', async () => {
     return counted
   }
 
-  const upload = (remote: string) => startCli(['files', 'upload', file, remote, '--json'], { configDir: home, timeoutMs: 60_000 })
-  const again = (remote: string) => runCli(['files', 'upload', file, remote, '--json'], { configDir: home, timeoutMs: 60_000 })
+  const upload = (remote: string) => startCli(['files', 'upload', file, remote, '--json'], { configDir: home, timeoutMs: 60_000, env })
+  const again = (remote: string) => runCli(['files', 'upload', file, remote, '--json'], { configDir: home, timeoutMs: 60_000, env })
 
   async function expectStored(remote: string) {
     expect((await readFile(storage.fileOf(bucket, remote))).equals(data)).toBe(true)
@@ -223,7 +226,7 @@ describe('platform files upload, resumable', async () => {
     const changed = join(work, 'changed.cram')
     await writeFile(changed, data)
     const held = holdAt(CHUNK_BYTES)
-    const first = startCli(['files', 'upload', changed, remote, '--json'], { configDir: home, timeoutMs: 60_000 })
+    const first = startCli(['files', 'upload', changed, remote, '--json'], { configDir: home, timeoutMs: 60_000, env })
     await held.reached
     first.child.kill('SIGKILL')
     await first.exited
@@ -236,7 +239,7 @@ describe('platform files upload, resumable', async () => {
     other[0] = other[0]! ^ 1
     await writeFile(changed, other)
     // The bytes of the first session are not the file's: this upload must not reuse them.
-    const res = await runMain(['files', 'upload', changed, remote, '--json'], { configDir: home })
+    const res = await runMain(['files', 'upload', changed, remote, '--json'], { configDir: home, env })
     expect(res.code, res.stderr).toBe(0)
     expect(parseJson<Uploaded>(res)).toMatchObject({ resumed_from: 0, crc32c: crcOf(other) })
     expect((await readFile(storage.fileOf(bucket, remote))).equals(other)).toBe(true)
@@ -247,7 +250,7 @@ describe('platform files upload, resumable', async () => {
 
   it('exits 10 when the storage answers another checksum at the end of a session, and forgets the session', async () => {
     storage.completeSession = async (id) => ({ ...(await original.complete(id)), digests: { md5: 'AAAAAAAAAAAAAAAAAAAAAA==', crc32c: 'AAAAAA==' } })
-    const res = await runMain(['files', 'upload', file, 'resume/mismatch.cram'], { configDir: home })
+    const res = await runMain(['files', 'upload', file, 'resume/mismatch.cram'], { configDir: home, env })
     expect(res.code).toBe(10)
     expect(res.stderr).toContain(
       `checksum mismatch after uploading ${file} to resume/mismatch.cram: crc32c ${crcOf(data)} here, AAAAAA== in the storage`,
@@ -263,11 +266,11 @@ describe('platform files upload, resumable', async () => {
     }
     const small = join(work, 'small.bin')
     await writeFile(small, data.subarray(0, RESUMABLE_THRESHOLD))
-    const one = await runMain(['files', 'upload', small, 'resume/small.bin', '--json'], { configDir: home })
+    const one = await runMain(['files', 'upload', small, 'resume/small.bin', '--json'], { configDir: home, env })
     expect(parseJson<Uploaded>(one)).toMatchObject({ size: RESUMABLE_THRESHOLD, resumable: false, resumed_from: 0, verified: 'crc32c' })
     expect(sessions).toBe(0)
     await writeFile(small, data.subarray(0, RESUMABLE_THRESHOLD + 1))
-    const over = await runMain(['files', 'upload', small, 'resume/larger.bin', '--json'], { configDir: home })
+    const over = await runMain(['files', 'upload', small, 'resume/larger.bin', '--json'], { configDir: home, env })
     expect(parseJson<Uploaded>(over)).toMatchObject({ size: RESUMABLE_THRESHOLD + 1, resumable: true, verified: 'crc32c' })
     expect(sessions).toBe(1)
     expect(

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import {
   CHUNK_BYTES,
   CHUNK_GRANULARITY,
+  chunkBytesOf,
   chunkPlan,
   isResumable,
   nextChunk,
@@ -25,9 +26,26 @@ describe('which uploads go through a resumable session', () => {
     expect(isResumable(size)).toBe(resumable)
   })
 
-  it('cuts chunks of 16 MiB, a whole multiple of 256 KiB', () => {
-    expect(CHUNK_BYTES).toBe(16 * MiB)
+  it('cuts chunks of 64 MiB by default, a whole multiple of 256 KiB', () => {
+    expect(CHUNK_BYTES).toBe(64 * MiB)
     expect(CHUNK_BYTES % CHUNK_GRANULARITY).toBe(0)
+  })
+
+  it.each([
+    [undefined, CHUNK_BYTES],
+    ['16', 16 * MiB],
+    ['1', MiB],
+    ['1024', 1024 * MiB],
+    ['0', 'error'],
+    ['1025', 'error'],
+    ['16.5', 'error'],
+    ['16MiB', 'error'],
+    ['-16', 'error'],
+  ])('PLATFORM_UPLOAD_CHUNK_MIB=%s: %s', (setting, expected) => {
+    const chunk = chunkBytesOf(setting)
+    if (expected === 'error')
+      expect(chunk).toEqual({ error: expect.stringContaining('PLATFORM_UPLOAD_CHUNK_MIB must be a whole number of MiB from 1 to 1024') })
+    else expect(chunk).toBe(expected)
   })
 })
 
@@ -56,8 +74,8 @@ describe('the next chunk to send', () => {
     ['a file of exactly one chunk', 0, 16 * MiB, { first: 0, last: 16 * MiB - 1, final: true }],
     ['nothing left', 40 * MiB, 40 * MiB, undefined],
     ['an empty file: one empty final chunk', 0, 0, { first: 0, last: -1, final: true }],
-  ])('%s', (_name, stored, size, chunk) => {
-    expect(nextChunk(stored, size)).toEqual(chunk)
+  ])('%s (16 MiB chunks)', (_name, stored, size, chunk) => {
+    expect(nextChunk(stored, size, 16 * MiB)).toEqual(chunk)
   })
 
   it.each([
