@@ -56,6 +56,8 @@ interface Sent {
   remote: Checksums
   storedSize?: number
   resumedFrom: number
+  /** From the first request to the storage (the signed address in hand) to its last answer: what curl would take for the same bytes. */
+  seconds: number
 }
 
 /** A session saved under the config folder, so that another run can take it up. */
@@ -138,7 +140,6 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
   const contentType = opts.contentType ?? contentTypeOf(basename(local))
   const progress = opts.onProgress ? undefined : new Progress(session.out, info.size)
   const onProgress = opts.onProgress ?? progress!.update
-  const started = performance.now()
   const resumable = isResumable(info.size)
   let sent: Sent
   try {
@@ -155,17 +156,19 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
       sent = await resumableUpload(session, client, identity, Boolean(opts.overwrite), onProgress)
     } else {
       const signed = await client.uploadUrl(project, { path: remote, content_type: contentType, overwrite: Boolean(opts.overwrite) })
+      const started = performance.now()
       sent = {
         ...(await interruptible(`upload of ${local} interrupted: nothing was stored at ${remote}`, (signal) =>
           uploadFile(signed, local, info.size, { onProgress, signal }),
         )),
         resumedFrom: 0,
+        seconds: (performance.now() - started) / 1000,
       }
     }
   } finally {
     progress?.done()
   }
-  const seconds = (performance.now() - started) / 1000
+  const { seconds } = sent
   let verified
   try {
     if (sent.storedSize !== undefined && sent.storedSize !== info.size)
@@ -224,6 +227,7 @@ async function resumableUpload(
   return interruptible(stopped, async (signal) => {
     let uri: string | undefined
     let state: SessionState = { state: 'incomplete', stored: 0 }
+    let started = performance.now()
     const previous = saved.read(key)
     if (previous) {
       try {
@@ -245,6 +249,7 @@ async function resumableUpload(
         saved.remove(old.key)
       }
       const signed = await client.uploadUrl(id.project, { path: remote, content_type: id.contentType, overwrite, resumable: true })
+      started = performance.now()
       uri = await startSession(signed, signal)
       saved.save(key, { session_uri: uri, local, remote, size, started_at: new Date().toISOString() })
     }
@@ -292,7 +297,8 @@ async function resumableUpload(
     saved.remove(key)
     stored = size
     onProgress(size)
+    const seconds = (performance.now() - started) / 1000
     await crcUpTo(size)
-    return { local: { crc32c: crc.base64() }, remote: state.remote, storedSize: state.storedSize, resumedFrom }
+    return { local: { crc32c: crc.base64() }, remote: state.remote, storedSize: state.storedSize, resumedFrom, seconds }
   })
 }
