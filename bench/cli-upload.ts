@@ -1,12 +1,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
-import { mkdir, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises'
-import { request } from 'node:http'
+import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { constants as os, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pipeline } from 'node:stream/promises'
 import { promisify } from 'node:util'
+import { CHUNK_BYTES } from '../cli/resumable.js'
 import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../test/support/suite.js'
 
 /**
@@ -14,28 +12,29 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
  * BENCH_FILE_MIB (default 1024) beside its buckets, then BENCH_ROUNDS times (default 3), one after
  * the other so that a change of load on the machine weighs on all alike:
  *
- *   cp            `cp` of the file (coreutils: copy_file_range, a copy inside the kernel)
- *   dd            `dd bs=4M` of the file: the same copy through user space (read, write)
- *   sink          the bytes PUT by the same bare client to a bare node:http server in a process of its
- *                 own that only counts them: what loopback HTTP between two Node processes can carry
- *                 on this machine at all, whatever a storage server does with the bytes
- *   sink+write    the same server writing the bytes to a file beside the copy (4 MiB writes): the
- *                 most a storage server written in Node can take in, before any checksum
- *   PUT           the bytes PUT to a signed upload address by a bare node:http client, no checksum:
- *                 the transport's ceiling (loopback HTTP, the suite's storage server writing the file)
- *   upload        `platform files upload` (the binary): the file streamed with its CRC32C computed,
- *                 the storage server computing MD5 and CRC32C as it writes, the checksums compared
- *   download      `platform files download` of that file: streamed to a temporary file with its
- *                 CRC32C computed, compared, renamed into place
+ *   curl PUT      `curl -T` of the file to a fresh signed upload address (one PUT)
+ *   curl session  `curl` starting a resumable session from a fresh signed POST address, then `curl -T`
+ *                 of the whole file to the session URI in one request
+ *   upload        `platform files upload` (the binary): a resumable session in 64 MiB chunks, the
+ *                 file's CRC32C computed as it goes, compared with the storage's at the end
+ *   curl GET      `curl -o` of the object from a fresh signed download address
+ *   download      `platform files download` of that object: CRC32C computed, compared, renamed into place
  *
- * For the CLI it reports the transfer (its own `seconds`: the PUT or GET with the checksum check)
- * and the whole command (Node and tsx starting, the signed address asked for, the file looked up).
- * BENCH_BASE_PORT picks the suite's ports (default: a free range). Prints a table of medians and one line of JSON (also bench/results/cli-upload.json), removes
- * what it wrote, stops the suite (its emulators too) and exits, also on an error, Ctrl-C or SIGTERM.
+ * For the CLI it reports the transfer (its own `seconds`) and the whole command (Node and tsx
+ * starting, the signed address asked for, the file looked up); the ratios compare the transfer
+ * with curl's (target: at least 0.8×). Then, once, the upload is killed (SIGKILL) when the session
+ * holds half the file, and run again: the bytes sent again are what the killed process had written
+ * to its socket (/proc/<pid>/io wchar, read while it is stopped just before the kill) beyond what
+ * the resumed run found stored (target: under one chunk).
+ *
+ * BENCH_BASE_PORT picks the suite's ports (default: a free range). Prints a table of medians and
+ * one line of JSON (also bench/results/cli-upload.json), removes what it wrote, stops the suite
+ * (its emulators too) and exits, also on an error, Ctrl-C or SIGTERM.
  */
 const FILE_MIB = Number(process.env.BENCH_FILE_MIB ?? 1024)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const TARGET_UPLOAD_VS_CP = 0.5
+const TARGET_VS_CURL = 0.8
+const CHUNK_MIB = CHUNK_BYTES / 1024 / 1024
 const run = promisify(execFile)
 
 const started: { dataDir?: string; home?: string; suite?: SpawnedSuite; cli?: ChildProcess } = {}
@@ -73,8 +72,13 @@ async function timed(f: () => Promise<unknown>): Promise<number> {
   return (performance.now() - t0) / 1000
 }
 
+interface PlatformRun {
+  json: { seconds: number; verified: string; resumed_from?: number }
+  wall: number
+}
+
 /** `platform …` as a user runs it; its parsed --json output and how long the whole command took. */
-async function platform(args: string[], env: NodeJS.ProcessEnv): Promise<{ json: { seconds: number; verified: string }; wall: number }> {
+async function platform(args: string[], env: NodeJS.ProcessEnv): Promise<PlatformRun> {
   const t0 = performance.now()
   const child = (started.cli = spawn(process.execPath, [join(repoRoot, 'cli/bin.js'), ...args, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] }))
   let stdout = ''
@@ -84,61 +88,102 @@ async function platform(args: string[], env: NodeJS.ProcessEnv): Promise<{ json:
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve))
   started.cli = undefined
   if (code !== 0) throw new Error(`platform ${args.join(' ')} exited with ${code}: ${stderr}`)
-  return { json: JSON.parse(stdout) as { seconds: number; verified: string }, wall: (performance.now() - t0) / 1000 }
+  return { json: JSON.parse(stdout) as PlatformRun['json'], wall: (performance.now() - t0) / 1000 }
 }
 
-/** The bytes PUT to a fresh signed upload address, nothing else: no checksum on this side. */
-async function barePut(suite: SpawnedSuite, file: string, size: number, path: string): Promise<number> {
-  const res = await fetch(`${suite.suite.services.files}/api/v1/files/upload-url`, {
-    method: 'POST',
+/** A call to the file service as the seeded user. */
+async function filesApi(
+  suite: SpawnedSuite,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ url: string; headers: Record<string, string> }> {
+  const res = await fetch(`${suite.suite.services.files}/api/v1${path}`, {
+    method,
     headers: { authorization: `Bearer ${suite.suite.token}`, 'x-project-id': suite.suite.project_id, 'content-type': 'application/json' },
-    body: JSON.stringify({ path, content_type: 'application/octet-stream', overwrite: true }),
+    body: body === undefined ? undefined : JSON.stringify(body),
   })
-  if (res.status !== 200) throw new Error(`POST /files/upload-url answered ${res.status}`)
-  const signed = (await res.json()) as { url: string; headers: Record<string, string> }
-  return timed(() => putFile(signed.url, signed.headers, file, size))
+  if (res.status !== 200) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`)
+  return (await res.json()) as { url: string; headers: Record<string, string> }
 }
 
-/** The file PUT to `url` by a bare node:http client, in 4 MiB reads, no checksum; resolves on a 200. */
-function putFile(url: string, headers: Record<string, string>, file: string, size: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const req = request(url, { method: 'PUT', headers: { ...headers, 'content-length': size } }, (answer) => {
-      answer.resume()
-      answer.on('end', () => (answer.statusCode === 200 ? resolve() : reject(new Error(`PUT ${url} answered ${answer.statusCode}`))))
-    })
-    req.on('error', reject)
-    pipeline(createReadStream(file, { highWaterMark: 4 * 1024 * 1024 }), req).catch(reject)
+const curlHeaders = (headers: Record<string, string>) => Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`])
+
+/** curl, failing on an HTTP error; its stdout. */
+async function curl(args: string[]): Promise<string> {
+  const { stdout } = await run('curl', ['-sS', '--fail-with-body', ...args], { maxBuffer: 16 * 1024 * 1024 })
+  return stdout
+}
+
+/** curl PUT of the file to a fresh signed upload address; seconds for the PUT alone. */
+async function curlPut(suite: SpawnedSuite, file: string, path: string): Promise<number> {
+  const signed = await filesApi(suite, 'POST', '/files/upload-url', { path, content_type: 'application/octet-stream', overwrite: true })
+  return timed(() => curl(['-X', 'PUT', '-T', file, ...curlHeaders(signed.headers), signed.url]))
+}
+
+/** curl starting a resumable session from a fresh signed POST address, then PUT of the whole file to the session URI; seconds for both. */
+async function curlSession(suite: SpawnedSuite, file: string, path: string): Promise<number> {
+  const signed = await filesApi(suite, 'POST', '/files/upload-url', {
+    path,
+    content_type: 'application/octet-stream',
+    overwrite: true,
+    resumable: true,
   })
+  return timed(async () => {
+    const headers = await curl(['-X', 'POST', '-D', '-', '-o', '/dev/null', ...curlHeaders(signed.headers), '-H', 'Content-Length: 0', signed.url])
+    const location = /^location:\s*(\S+)/im.exec(headers)?.[1]
+    if (!location) throw new Error(`the storage started no session: ${headers}`)
+    await curl(['-X', 'PUT', '-T', file, location])
+  })
+}
+
+/** curl GET of the object from a fresh signed download address into `dest`. */
+async function curlGet(suite: SpawnedSuite, path: string, dest: string): Promise<number> {
+  const signed = await filesApi(suite, 'GET', `/files/download-url?path=${encodeURIComponent(path)}`)
+  return timed(() => curl(['-o', dest, signed.url]))
+}
+
+/** The bytes a process has written (files, pipes, sockets), from /proc/<pid>/io. */
+async function writtenBy(pid: number): Promise<number> {
+  const io = await readFile(`/proc/${pid}/io`, 'utf8')
+  return Number(/^wchar:\s*(\d+)/m.exec(io)?.[1] ?? NaN)
+}
+
+/** The bytes held by the suite's resumable sessions (their data files in the buckets folder). */
+async function sessionBytes(dataDir: string): Promise<number> {
+  const dir = join(dataDir, 'buckets', '.sessions')
+  const names = await readdir(dir).catch(() => [] as string[])
+  let bytes = 0
+  for (const name of names.filter((n) => n.endsWith('.data'))) bytes += (await stat(join(dir, name)).catch(() => ({ size: 0 }))).size
+  return bytes
 }
 
 /**
- * A node:http server in a child process of its own that reads each request's body and answers 200:
- * it counts the bytes, or (`file`) writes them there, 4 MiB at a time. Answers its port.
+ * The upload killed when the session holds half the file, then run again: what the killed process
+ * wrote, what the resumed run found stored, and the bytes sent twice.
  */
-const SINK_SERVER = `
-const { createServer } = require('node:http')
-const { openSync, writevSync, closeSync } = require('node:fs')
-const file = process.argv[1]
-createServer((req, res) => {
-  const fd = file ? openSync(file, 'w') : undefined
-  let chunks = [], held = 0, size = 0
-  const flush = () => { if (fd !== undefined && chunks.length) writevSync(fd, chunks); chunks = []; held = 0 }
-  req.on('data', (c) => { size += c.length; if (fd === undefined) return; chunks.push(c); held += c.length; if (held >= 4 << 20) flush() })
-  req.on('end', () => { flush(); if (fd !== undefined) closeSync(fd); res.end(String(size)) })
-}).listen(0, '127.0.0.1', function () { process.stdout.write(this.address().port + '\\n') })
-`
-
-async function sinkPut(file: string, size: number, writeTo?: string): Promise<number> {
-  const server = spawn(process.execPath, ['-e', SINK_SERVER, writeTo ?? ''], { stdio: ['ignore', 'pipe', 'inherit'] })
-  try {
-    const port = await new Promise<number>((resolve, reject) => {
-      server.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())))
-      server.once('exit', (code) => reject(new Error(`the sink server exited (${code})`)))
-    })
-    return await timed(() => putFile(`http://127.0.0.1:${port}/`, {}, file, size))
-  } finally {
-    server.kill()
-    if (writeTo) await rm(writeTo, { force: true })
+async function killedAtHalf(dataDir: string, source: string, size: number, path: string, env: NodeJS.ProcessEnv) {
+  const args = [join(repoRoot, 'cli/bin.js'), 'files', 'upload', source, path, '--json', '--overwrite']
+  const child = (started.cli = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }))
+  const exited = new Promise((resolve) => child.once('close', resolve))
+  const base = await sessionBytes(dataDir)
+  while ((await sessionBytes(dataDir)) - base < size / 2) {
+    if (child.exitCode !== null) throw new Error('the upload ended before it was half done')
+    await new Promise((r) => setTimeout(r, 5))
+  }
+  // Stopped first, so that what it wrote is read at the moment it dies.
+  child.kill('SIGSTOP')
+  const written = await writtenBy(child.pid!)
+  child.kill('SIGKILL')
+  await exited
+  started.cli = undefined
+  const resumed = await platform(['files', 'upload', source, path, '--overwrite'], env)
+  const resumedFrom = resumed.json.resumed_from ?? 0
+  return {
+    killed_at_bytes: written,
+    resumed_from: resumedFrom,
+    resent_bytes: Math.max(0, written - resumedFrom),
+    resumed_seconds: resumed.json.seconds,
   }
 }
 
@@ -180,68 +225,70 @@ async function main() {
   for (const [name, url] of Object.entries(suite.suite.services)) config[`${name}_url`] = url
   await writeFile(join(home, 'config.json'), JSON.stringify({ current_profile: 'local', profiles: { local: config } }))
 
-  const rows: Record<'cp' | 'dd' | 'sink' | 'sinkWrite' | 'put' | 'upload' | 'uploadWall' | 'download' | 'downloadWall', number[]> = {
-    cp: [],
-    dd: [],
-    sink: [],
-    sinkWrite: [],
-    put: [],
+  const rows: Record<'curlPut' | 'curlSession' | 'upload' | 'uploadWall' | 'curlGet' | 'download' | 'downloadWall', number[]> = {
+    curlPut: [],
+    curlSession: [],
     upload: [],
     uploadWall: [],
+    curlGet: [],
     download: [],
     downloadWall: [],
   }
   const load: number[] = []
+  const downloaded = join(work, 'downloaded.bin')
   for (let round = 1; round <= ROUNDS && !signalled; round++) {
-    const copy = join(work, 'copy.bin')
     load.push(loadavg()[0]!)
-    rows.cp.push(await timed(() => run('cp', [source, copy])))
-    await rm(copy)
-    rows.dd.push(await timed(() => run('dd', [`if=${source}`, `of=${copy}`, 'bs=4M', 'status=none'])))
-    await rm(copy)
-    rows.sink.push(await sinkPut(source, size))
-    rows.sinkWrite.push(await sinkPut(source, size, copy))
-    rows.put.push(await barePut(suite, source, size, `bench/put-${round}.bin`))
+    rows.curlPut.push(await curlPut(suite, source, `bench/curl-${round}.bin`))
+    rows.curlSession.push(await curlSession(suite, source, `bench/curl-session-${round}.bin`))
     const up = await platform(['files', 'upload', source, `bench/upload-${round}.bin`], env)
     if (up.json.verified !== 'crc32c') throw new Error(`the upload was verified with ${up.json.verified}`)
     rows.upload.push(up.json.seconds)
     rows.uploadWall.push(up.wall)
-    const down = await platform(['files', 'download', `bench/upload-${round}.bin`, join(work, 'downloaded.bin'), '--overwrite'], env)
+    rows.curlGet.push(await curlGet(suite, `bench/upload-${round}.bin`, downloaded))
+    if ((await stat(downloaded)).size !== size) throw new Error('the curl download has another size')
+    await rm(downloaded)
+    const down = await platform(['files', 'download', `bench/upload-${round}.bin`, downloaded, '--overwrite'], env)
     if (down.json.verified !== 'crc32c') throw new Error(`the download was verified with ${down.json.verified}`)
     rows.download.push(down.json.seconds)
     rows.downloadWall.push(down.wall)
-    if ((await stat(join(work, 'downloaded.bin'))).size !== size) throw new Error('the download has another size')
-    await rm(join(work, 'downloaded.bin'))
-    for (const path of [`bench/put-${round}.bin`, `bench/upload-${round}.bin`]) await platform(['files', 'rm', path, '--yes'], env)
+    if ((await stat(downloaded)).size !== size) throw new Error('the download has another size')
+    await rm(downloaded)
+    for (const path of [`bench/curl-${round}.bin`, `bench/curl-session-${round}.bin`, `bench/upload-${round}.bin`])
+      await platform(['files', 'rm', path, '--yes'], env)
     process.stdout.write(
-      `round ${round}: cp ${fmt(rows.cp.at(-1)!, 2)} s, dd ${fmt(rows.dd.at(-1)!, 2)} s, sink ${fmt(rows.sink.at(-1)!, 2)} s, ` +
-        `sink+write ${fmt(rows.sinkWrite.at(-1)!, 2)} s, PUT ${fmt(rows.put.at(-1)!, 2)} s, ` +
-        `upload ${fmt(rows.upload.at(-1)!, 2)} s (command ${fmt(rows.uploadWall.at(-1)!, 2)} s), download ${fmt(rows.download.at(-1)!, 2)} s (command ${fmt(rows.downloadWall.at(-1)!, 2)} s)\n`,
+      `round ${round}: curl PUT ${fmt(rows.curlPut.at(-1)!, 2)} s, curl session ${fmt(rows.curlSession.at(-1)!, 2)} s, ` +
+        `upload ${fmt(rows.upload.at(-1)!, 2)} s (command ${fmt(rows.uploadWall.at(-1)!, 2)} s), ` +
+        `curl GET ${fmt(rows.curlGet.at(-1)!, 2)} s, download ${fmt(rows.download.at(-1)!, 2)} s (command ${fmt(rows.downloadWall.at(-1)!, 2)} s)\n`,
     )
   }
   if (signalled) return
+  process.stdout.write('killing an upload at half the file, then resuming it…\n')
+  const resume = await killedAtHalf(dataDir, source, size, 'bench/killed.bin', env)
+  await platform(['files', 'rm', 'bench/killed.bin', '--yes'], env)
 
   const m = Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, median(v)])) as Record<keyof typeof rows, number>
   const rate = (seconds: number) => mib(size) / seconds
-  const table: Array<[string, number]> = [
-    ['cp (copy_file_range, in the kernel)', m.cp],
-    ['dd bs=4M (through user space)', m.dd],
-    ['PUT to a Node server that only counts the bytes (loopback)', m.sink],
-    ['PUT to a Node server that writes them to a file', m.sinkWrite],
-    ['PUT to a signed address, no checksum (transport ceiling)', m.put],
-    ['platform files upload: the transfer, CRC32C checked', m.upload],
-    ['platform files upload: the whole command', m.uploadWall],
-    ['platform files download: the transfer, CRC32C checked', m.download],
-    ['platform files download: the whole command', m.downloadWall],
+  const table: Array<[string, number, number]> = [
+    ['curl PUT to a signed address (one request)', m.curlPut, m.curlPut],
+    ['curl: resumable session, the file in one PUT', m.curlSession, m.curlPut],
+    [`platform files upload: the transfer, ${CHUNK_MIB} MiB chunks, CRC32C`, m.upload, m.curlPut],
+    ['platform files upload: the whole command', m.uploadWall, m.curlPut],
+    ['curl GET from a signed address', m.curlGet, m.curlGet],
+    ['platform files download: the transfer, CRC32C', m.download, m.curlGet],
+    ['platform files download: the whole command', m.downloadWall, m.curlGet],
   ]
   process.stdout.write(
     `\n${fmt(mib(size), 0)} MiB file, median of ${ROUNDS} rounds (load average ${load.map((l) => fmt(l)).join(', ')} at each round's start)\n`,
   )
-  process.stdout.write(`${'what'.padEnd(58)}  seconds  MiB/s    against cp\n`)
-  for (const [label, seconds] of table)
+  process.stdout.write(`${'what'.padEnd(60)}  seconds  MiB/s    against curl\n`)
+  for (const [label, seconds, curlSeconds] of table)
     process.stdout.write(
-      `${label.padEnd(58)}  ${fmt(seconds, 2).padStart(7)}  ${fmt(rate(seconds)).padStart(7)}  ${fmt(m.cp / seconds, 2).padStart(6)} ×\n`,
+      `${label.padEnd(60)}  ${fmt(seconds, 2).padStart(7)}  ${fmt(rate(seconds)).padStart(7)}  ${fmt(curlSeconds / seconds, 2).padStart(6)} ×\n`,
     )
+  process.stdout.write(
+    `\nkilled at half: the killed process had written ${fmt(mib(resume.killed_at_bytes))} MiB, the resumed run found ${fmt(mib(resume.resumed_from))} MiB stored: ` +
+      `${fmt(mib(resume.resent_bytes), 2)} MiB sent again (target: under one ${CHUNK_MIB} MiB chunk)\n`,
+  )
 
   const summary = {
     benchmark: 'cli-upload',
@@ -252,14 +299,16 @@ async function main() {
     seconds: m,
     samples: rows,
     mib_per_s: Object.fromEntries(Object.entries(m).map(([k, v]) => [k, rate(v)])),
-    upload_vs_cp: m.cp / m.upload,
-    download_vs_cp: m.cp / m.download,
-    upload_vs_dd: m.dd / m.upload,
-    upload_vs_bare_put: m.put / m.upload,
-    loopback_ceiling_vs_cp: m.cp / m.sink,
-    node_write_ceiling_vs_cp: m.cp / m.sinkWrite,
-    target_upload_vs_cp: TARGET_UPLOAD_VS_CP,
-    target_met: m.cp / m.upload >= TARGET_UPLOAD_VS_CP,
+    upload_vs_curl_put: m.curlPut / m.upload,
+    upload_vs_curl_session: m.curlSession / m.upload,
+    download_vs_curl_get: m.curlGet / m.download,
+    resume: { ...resume, chunk_bytes: CHUNK_MIB * 1024 * 1024 },
+    target_vs_curl: TARGET_VS_CURL,
+    target_met: {
+      upload: m.curlPut / m.upload >= TARGET_VS_CURL,
+      download: m.curlGet / m.download >= TARGET_VS_CURL,
+      resent_under_one_chunk: resume.resent_bytes < CHUNK_MIB * 1024 * 1024,
+    },
   }
   process.stdout.write(`\n${JSON.stringify(summary)}\n`)
   await mkdir(join(repoRoot, 'bench/results'), { recursive: true })

@@ -64,21 +64,23 @@ export function contentTypeOf(name: string): string {
 }
 
 /**
- * Runs work with an abort signal that Ctrl-C fires (a transfer, whose partial file is then removed;
- * a browser login's wait): the work stops, and the command ends with exit code 130 and `stopped`
- * as its message.
+ * Runs work with an abort signal that Ctrl-C or SIGTERM fires (a transfer, whose partial file is
+ * then removed or whose resumable session is left for the next run; a browser login's wait): the
+ * work stops, and the command ends with exit code 130 and `stopped` (as it is then) as its message.
  */
-export async function interruptible<T>(stopped: string, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function interruptible<T>(stopped: string | (() => string), run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const stop = new AbortController()
   const onInterrupt = () => stop.abort()
   process.once('SIGINT', onInterrupt)
+  process.once('SIGTERM', onInterrupt)
   try {
     return await run(stop.signal)
   } catch (error) {
-    if (error instanceof AbortedError || stop.signal.aborted) throw new CliError(stopped, EXIT.interrupted)
+    if (error instanceof AbortedError || stop.signal.aborted) throw new CliError(typeof stopped === 'string' ? stopped : stopped(), EXIT.interrupted)
     throw error
   } finally {
     process.removeListener('SIGINT', onInterrupt)
+    process.removeListener('SIGTERM', onInterrupt)
   }
 }
 

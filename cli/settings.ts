@@ -22,6 +22,8 @@ export interface CliEnv {
   project?: string
   /** NO_COLOR is set, to any value (https://no-color.org): no colour in the output. */
   noColor: boolean
+  /** PLATFORM_UPLOAD_CHUNK_MIB: the chunk size of resumable uploads, in MiB (cli/resumable.ts). */
+  uploadChunkMib?: string
 }
 
 export function cliEnv(env: Record<string, string | undefined>): CliEnv {
@@ -32,6 +34,7 @@ export function cliEnv(env: Record<string, string | undefined>): CliEnv {
     token: env.PLATFORM_TOKEN || undefined,
     project: env.PLATFORM_PROJECT || undefined,
     noColor: env.NO_COLOR !== undefined,
+    uploadChunkMib: env.PLATFORM_UPLOAD_CHUNK_MIB || undefined,
   }
 }
 

@@ -16,6 +16,7 @@ import { basename, dirname, join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { AbortedError } from './client.js'
 import { Crc32c } from './crc32c.js'
+import { storedFromRange, type Chunk } from './resumable.js'
 
 /** Read and write this much at a time: few system calls and callbacks per gigabyte, and a bounded memory. */
 export const CHUNK_BYTES = 4 * 1024 * 1024
@@ -125,11 +126,13 @@ function networkReason(error: unknown): string {
  * the broken pipe that follows it.
  */
 export function exchange(
-  method: 'GET' | 'PUT',
+  method: 'GET' | 'PUT' | 'POST' | 'DELETE',
   signed: Signed,
   headers: OutgoingHttpHeaders,
   signal: AbortSignal | undefined,
   send?: (req: NodeJS.WritableStream) => Promise<void>,
+  /** The statuses that are answers, not failures (default 2xx; a resumable session's chunks also 308). */
+  accepted: (status: number) => boolean = (status) => status >= 200 && status < 300,
 ): Promise<IncomingMessage> {
   const url = new URL(signed.url)
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest
@@ -144,7 +147,7 @@ export function exchange(
     }
     const req = request(url, { method, headers: { ...signed.headers, ...headers }, signal }, (res) => {
       answered = true
-      if ((res.statusCode ?? 0) >= 200 && res.statusCode! < 300) settle(() => resolve(res))
+      if (accepted(res.statusCode ?? 0)) settle(() => resolve(res))
       else void failure(method, res).then((error) => settle(() => reject(error)), reject)
     })
     const fail = (error: unknown) => {
@@ -191,6 +194,95 @@ export async function uploadFile(
     remote: parseGoogHash(res.headers['x-goog-hash']),
     storedSize: stored === undefined ? undefined : Number(stored),
   }
+}
+
+/** What a resumable session holds: some bytes of the object, or all of them stored as the object (with its checksums). */
+export type SessionState = { state: 'incomplete'; stored: number } | { state: 'complete'; remote: Checksums; storedSize?: number }
+
+const RESUME_INCOMPLETE = 308
+
+function sessionState(res: IncomingMessage, origin: string): SessionState {
+  res.resume()
+  if (res.statusCode === RESUME_INCOMPLETE) {
+    const stored = storedFromRange(res.headers.range)
+    if (stored === undefined) throw new StorageUnreachableError(origin, `the storage answered a Range that is not bytes=0-n: ${res.headers.range}`)
+    return { state: 'incomplete', stored }
+  }
+  const size = res.headers['x-goog-stored-content-length']
+  return { state: 'complete', remote: parseGoogHash(res.headers['x-goog-hash']), storedSize: size === undefined ? undefined : Number(size) }
+}
+
+const sessionAnswer = (status: number) => status === RESUME_INCOMPLETE || (status >= 200 && status < 300)
+
+/**
+ * Starts a resumable upload session with a signed POST address (x-goog-resumable: start among its
+ * headers): the session URI the storage answers in Location.
+ */
+export async function startSession(signed: Signed, signal?: AbortSignal): Promise<string> {
+  const res = await exchange('POST', signed, { 'content-length': 0 }, signal)
+  res.resume()
+  const location = res.headers.location
+  if (!location) throw new StorageUnreachableError(new URL(signed.url).origin, 'the storage started no session: its answer has no Location')
+  return new URL(location, signed.url).toString()
+}
+
+/** Cancels a session (DELETE, answered 499), so that the storage drops the bytes it holds. */
+export async function cancelSession(uri: string, signal?: AbortSignal): Promise<void> {
+  const res = await exchange(
+    'DELETE',
+    { url: uri },
+    { 'content-length': 0 },
+    signal,
+    undefined,
+    (status) => status === 499 || (status >= 200 && status < 300),
+  )
+  res.resume()
+}
+
+/** Asks a session what it holds (a PUT with no body and `Content-Range: bytes *\/size`). */
+export async function sessionStatus(uri: string, size: number, signal?: AbortSignal): Promise<SessionState> {
+  const res = await exchange('PUT', { url: uri }, { 'content-length': 0, 'content-range': `bytes */${size}` }, signal, undefined, sessionAnswer)
+  return sessionState(res, new URL(uri).origin)
+}
+
+/**
+ * PUTs one chunk of `file` (`size` bytes in all) to a session, feeding `crc` with its bytes in
+ * order and telling `onBytes` how many of them left so far; answers what the session holds then.
+ */
+export async function putChunk(
+  uri: string,
+  file: string,
+  chunk: Chunk,
+  size: number,
+  opts: { crc: Crc32c; onBytes?: (sent: number) => void; signal?: AbortSignal },
+): Promise<SessionState> {
+  let sent = 0
+  async function* hashed(source: AsyncIterable<Buffer>) {
+    for await (const bytes of source) {
+      opts.crc.update(bytes)
+      sent += bytes.length
+      opts.onBytes?.(sent)
+      yield bytes
+    }
+  }
+  const length = chunk.last - chunk.first + 1
+  const headers = { 'content-length': length, 'content-range': `bytes ${chunk.first}-${chunk.last}/${chunk.final ? size : '*'}` }
+  const res = await exchange(
+    'PUT',
+    { url: uri },
+    headers,
+    opts.signal,
+    (req) => pipeline(createReadStream(file, { start: chunk.first, end: chunk.last, highWaterMark: CHUNK_BYTES }), hashed, req),
+    sessionAnswer,
+  )
+  if (sent !== length) throw new StorageUnreachableError(new URL(uri).origin, `${file} changed while it was read: ${sent} bytes of ${length}`)
+  return sessionState(res, new URL(uri).origin)
+}
+
+/** The CRC32C of the first `bytes` of a file (what an earlier run already sent of it), continued by `crc`. */
+export async function crcOfPrefix(file: string, bytes: number, crc: Crc32c, signal?: AbortSignal): Promise<void> {
+  if (bytes === 0) return
+  for await (const chunk of createReadStream(file, { end: bytes - 1, highWaterMark: CHUNK_BYTES, signal })) crc.update(chunk as Buffer)
 }
 
 /** A temporary file beside `dest` (the same file system: the final rename is atomic). */

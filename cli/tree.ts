@@ -294,11 +294,12 @@ export async function uploadTree(
       destination: (await remoteChecksums(client, project, remotes.get(job.path)!, opts.signal)).crc32c,
     }),
     async (job, replace, onProgress) => {
-      await uploadLocalFile(client, project, job.local, job.size, job.path, {
+      await uploadLocalFile(session, job.local, job.path, {
         contentType: opts.contentType,
         overwrite: replace,
         onProgress,
         signal: opts.signal,
+        to: { client, project },
       })
       return {}
     },

@@ -24,6 +24,13 @@ import { canonicalPath, verifySignedRequest } from '../lib/storage/v4.js'
  * An upload's answer and every read carry the object's checksums as Cloud Storage sends them
  * (x-goog-hash crc32c and md5, the MD5 as ETag): computed while the upload streams in and kept
  * beside the object, or computed on the first read of a file put in the bucket folder otherwise.
+ *   POST     /<bucket>/<object>   with x-goog-resumable: start (signed): a resumable upload session,
+ *                                  201 with its URI in Location (<object>?upload_id=…), valid a week
+ *                                  and used without a signature: PUT chunks with Content-Range
+ *                                  (308 Resume Incomplete with Range: bytes=0-n until the last, then
+ *                                  200 with the checksums), a status query (PUT, empty, bytes *\/…),
+ *                                  DELETE to cancel (499). Chunks but the last are kept in whole
+ *                                  multiples of 256 KiB; the start's precondition holds at the end.
  *   DELETE   /<bucket>/<object>   delete
  *   GET      /<bucket>            list (ListBucketResult; prefix, delimiter, marker, max-keys)
  *
@@ -122,6 +129,30 @@ const hashHeaders = (d: Digests) => ({
   etag: `"${Buffer.from(d.md5, 'base64').toString('hex')}"`,
   'x-goog-hash': [`crc32c=${d.crc32c}`, `md5=${d.md5}`],
 })
+
+/** How long a resumable session can be used: a week from its start, as Cloud Storage's. */
+export const SESSION_LIFETIME_MS = 7 * 24 * 3600 * 1000
+
+const headerOf = (req: IncomingMessage, name: string) => {
+  const v = req.headers[name]
+  return Array.isArray(v) ? v.join(',') : v
+}
+
+/**
+ * A session PUT's `Content-Range` (absent: the whole object in this one request): the chunk's
+ * first and last byte (none in a status query `bytes *\/…`) and the object's total size when the
+ * client knows it; 'invalid' when it is malformed or disagrees with Content-Length.
+ */
+export function parseContentRange(header: string | undefined, contentLength: number): { first?: number; last?: number; total?: number } | 'invalid' {
+  if (header === undefined) return contentLength > 0 ? { first: 0, last: contentLength - 1, total: contentLength } : { total: 0 }
+  const m = /^bytes (?:(\d+)-(\d+)|\*)\/(\d+|\*)$/.exec(header.trim())
+  if (!m) return 'invalid'
+  const total = m[3] === '*' ? undefined : Number(m[3])
+  if (m[1] === undefined) return contentLength === 0 ? { total } : 'invalid'
+  const [first, last] = [Number(m[1]), Number(m[2])]
+  if (last < first || last - first + 1 !== contentLength || (total !== undefined && last >= total)) return 'invalid'
+  return { first, last, total }
+}
 
 export function createStorageServer(opts: StorageServerOptions): Server {
   const clock = opts.clock ?? systemClock
@@ -238,6 +269,136 @@ export function createStorageServer(opts: StorageServerOptions): Server {
     res.end()
   }
 
+  /** POST with `x-goog-resumable: start`: a session for the object, its URI in Location (201). */
+  async function startSession(req: IncomingMessage, res: ServerResponse, host: string, rawPath: string, bucket: string, object: string) {
+    if (!fileOk(bucket, object)) throw new HttpFailure(400, 'InvalidArgument', `The object name ${JSON.stringify(object)} cannot be stored.`)
+    const generation = expectedGeneration(req)
+    // Checked now to refuse early, and again when the last byte arrives.
+    if (generation !== undefined && !atGeneration(generation, await storage.stat(bucket, object))) throw preconditionFailed()
+    const now = clock.now()
+    const session = await storage.startSession(bucket, object, {
+      contentType: headerOf(req, 'content-type'),
+      ifGenerationMatch: generation,
+      now,
+      expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS),
+    })
+    req.resume()
+    res.writeHead(201, { location: `http://${host}${rawPath}?upload_id=${session.id}`, 'content-length': 0 })
+    res.end()
+  }
+
+  /** Requests on a session URI run one after the other: a status query waits for the chunk still being stored. */
+  const sessionQueues = new Map<string, Promise<unknown>>()
+
+  function sessionRequest(req: IncomingMessage, res: ServerResponse, id: string, bucket: string, object: string): Promise<void> {
+    const previous = sessionQueues.get(id) ?? Promise.resolve()
+    const turn = previous.catch(() => undefined).then(() => onSession(req, res, id, bucket, object))
+    sessionQueues.set(id, turn)
+    void turn.catch(() => undefined).finally(() => sessionQueues.get(id) === turn && sessionQueues.delete(id))
+    return turn
+  }
+
+  /** What Cloud Storage answers a session that holds `stored` bytes of an upload not yet complete. */
+  function resumeIncomplete(res: ServerResponse, stored: number) {
+    res.writeHead(308, 'Resume Incomplete', { ...(stored > 0 ? { range: `bytes=0-${stored - 1}` } : {}), 'content-length': 0 })
+    res.end()
+  }
+
+  function completed(res: ServerResponse, object: StoredObject & { digests: Digests }) {
+    res.writeHead(200, {
+      ...hashHeaders(object.digests),
+      'x-goog-stored-content-length': object.size,
+      ...(object.generation ? { 'x-goog-generation': object.generation } : {}),
+      'content-length': 0,
+    })
+    res.end()
+  }
+
+  async function complete(res: ServerResponse, id: string) {
+    try {
+      completed(res, await storage.completeSession(id))
+    } catch (error) {
+      if (error instanceof StorageError && error.reason === 'precondition') throw preconditionFailed()
+      if (error instanceof StorageError) throw new HttpFailure(409, 'Conflict', error.message)
+      throw error
+    }
+  }
+
+  /**
+   * PUT (a chunk, or a status query with `Content-Range: bytes *\/…`) and DELETE (cancel) on a
+   * session URI, as Cloud Storage's XML API answers them.
+   */
+  async function onSession(req: IncomingMessage, res: ServerResponse, id: string, bucket: string, object: string) {
+    const session = await storage.uploadSession(id)
+    const noSuchUpload = new HttpFailure(
+      404,
+      'NoSuchUpload',
+      'No such upload session: it does not exist, or it expired (a week after it was started).',
+    )
+    if (!session || session.bucket !== bucket || session.path !== object) throw noSuchUpload
+    if (clock.now().getTime() > Date.parse(session.expires_at)) throw noSuchUpload
+    if (session.state === 'cancelled' || session.state === 'failed') {
+      throw new HttpFailure(
+        410,
+        'Gone',
+        `The upload session was ${session.state === 'cancelled' ? 'cancelled' : 'refused: its precondition no longer held'}; start a new one.`,
+      )
+    }
+    if (req.method === 'DELETE') {
+      req.resume()
+      if (session.state === 'complete') throw new HttpFailure(409, 'Conflict', 'The upload is complete: there is no session left to cancel.')
+      await storage.cancelSession(id)
+      res.writeHead(499, 'Client Closed Request', { 'content-length': 0 })
+      res.end()
+      return
+    }
+    if (req.method !== 'PUT') throw new HttpFailure(405, 'MethodNotAllowed', `${req.method} is not supported on an upload session; PUT or DELETE it.`)
+    const length = Number(headerOf(req, 'content-length') ?? 0)
+    const range = parseContentRange(headerOf(req, 'content-range'), length)
+    if (range === 'invalid')
+      throw new HttpFailure(
+        400,
+        'InvalidArgument',
+        'Content-Range must be bytes a-b/total, bytes a-b/*, bytes */total or bytes */*, and match Content-Length.',
+      )
+    if (session.state === 'complete') {
+      req.resume()
+      return completed(res, session.object!)
+    }
+    if (range.total !== undefined && range.total < session.stored) {
+      throw new HttpFailure(400, 'InvalidArgument', `The total size ${range.total} is smaller than the ${session.stored} bytes already uploaded.`)
+    }
+    if (range.first === undefined) {
+      // A status query: what the session holds; with a total it already holds in full, the end.
+      req.resume()
+      if (range.total !== undefined && range.total === session.stored) return complete(res, id)
+      return resumeIncomplete(res, session.stored)
+    }
+    if (range.first > session.stored) {
+      throw new HttpFailure(
+        400,
+        'InvalidArgument',
+        `Invalid request. According to the Content-Range header, the upload offset is ${range.first} byte(s), which exceeds already uploaded size of ${session.stored} byte(s).`,
+      )
+    }
+    const final = range.total !== undefined && range.last! + 1 === range.total
+    // Bytes the session already holds (a chunk sent again after a lost answer) are read and dropped.
+    let skip = session.stored - range.first
+    async function* fresh() {
+      for await (const chunk of req as AsyncIterable<Buffer>) {
+        if (skip >= chunk.length) {
+          skip -= chunk.length
+          continue
+        }
+        yield skip > 0 ? chunk.subarray(skip) : chunk
+        skip = 0
+      }
+    }
+    const stored = await storage.appendToSession(id, session.stored, fresh(), { final })
+    if (final && stored === range.total) return complete(res, id)
+    return resumeIncomplete(res, stored)
+  }
+
   async function listBucket(res: ServerResponse, bucket: string, query: URLSearchParams) {
     const prefix = query.get('prefix') ?? ''
     const delimiter = query.get('delimiter')
@@ -276,6 +437,9 @@ export function createStorageServer(opts: StorageServerOptions): Server {
     const host = req.headers.host ?? ''
     const { bucket, object, canonicalUris } = locate(host, rawPath)
     const query = new URLSearchParams(rawQuery)
+    // A session URI carries no signature: its unguessable upload_id is the capability, as in Cloud Storage.
+    const uploadId = query.get('upload_id')
+    if (uploadId !== null) return sessionRequest(req, res, uploadId, bucket, object)
     if (!query.has('X-Goog-Signature') && !query.has('X-Goog-Algorithm')) {
       throw new HttpFailure(403, 'AccessDenied', 'Access denied: the local buckets are private; use a signed address from the file service.')
     }
@@ -302,7 +466,14 @@ export function createStorageServer(opts: StorageServerOptions): Server {
         return
       }
       case 'POST':
-        throw new HttpFailure(501, 'NotImplemented', 'Resumable and form uploads are not supported by the local storage server; PUT the object.')
+        if (headerOf(req, 'x-goog-resumable') !== 'start' || !object) {
+          throw new HttpFailure(
+            501,
+            'NotImplemented',
+            'Form uploads are not supported by the local storage server: PUT the object, or POST with x-goog-resumable: start.',
+          )
+        }
+        return startSession(req, res, host, rawPath, bucket, object)
       default:
         throw new HttpFailure(405, 'MethodNotAllowed', `${req.method} is not supported.`)
     }

@@ -48,8 +48,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A signed address to PUT one file with the declared Content-Type, valid 900 seconds, without an Authorization header
-         * @description The address allows PUT only, with exactly the headers of the answer's `headers` (the declared Content-Type, stored with the object; and, for an address that may only create the file, `x-goog-if-generation-match: 0`); anything else is refused by the storage side (403). A file that exists is a 409 unless overwrite is true; replacing it needs file.delete (project admins; 403 otherwise) and is refused (409 naming the sample and the order) for a file of a sample in a signed order. A file that does not exist gets an address that only creates it: once the file exists, by this address or any other way, the storage answers its PUT 412 PreconditionFailed.
+         * A signed address to PUT one file with the declared Content-Type, or to start a resumable upload of it, valid 900 seconds, without an Authorization header
+         * @description The address allows PUT only, with exactly the headers of the answer's `headers` (the declared Content-Type, stored with the object; and, for an address that may only create the file, `x-goog-if-generation-match: 0`); anything else is refused by the storage side (403). With `resumable: true` the address allows POST only, with those headers and `x-goog-resumable: start` and an empty body: it starts a Cloud Storage resumable upload session (XML API), answered 201 with the session URI in `Location`, valid a week and used without a signature: chunks PUT with `Content-Range` (answered 308 with `Range` until the last), status queries, cancel with DELETE. The precondition holds when the last byte arrives. A file that exists is a 409 unless overwrite is true; replacing it needs file.delete (project admins; 403 otherwise) and is refused (409 naming the sample and the order) for a file of a sample in a signed order. A file that does not exist gets an address that only creates it: once the file exists, by this address or any other way, the storage answers its PUT 412 PreconditionFailed.
          */
         post: operations["createUploadUrl"];
         delete?: never;
@@ -139,12 +139,12 @@ export interface components {
             /** @description ISO 8601 UTC */
             expires_at: string;
             /**
-             * @description The only method the address allows
+             * @description The only method the address allows (POST: the start of a resumable upload session)
              * @enum {string}
              */
-            method: "GET" | "PUT";
+            method: "GET" | "PUT" | "POST";
             /**
-             * @description Headers the request must carry with exactly these values: they are signed into the address, which the storage refuses without them (403). An upload: its Content-Type, and x-goog-if-generation-match: 0 when the address may only create the file (Cloud Storage's precondition: a PUT once the file exists is answered 412 PreconditionFailed). A download: none
+             * @description Headers the request must carry with exactly these values: they are signed into the address, which the storage refuses without them (403). An upload: its Content-Type, and x-goog-if-generation-match: 0 when the address may only create the file (Cloud Storage's precondition: a PUT once the file exists is answered 412 PreconditionFailed). A resumable start: also x-goog-resumable: start. A download: none
              * @example {
              *       "Content-Type": "application/gzip",
              *       "x-goog-if-generation-match": "0"
@@ -170,6 +170,11 @@ export interface components {
              * @default false
              */
             overwrite?: boolean;
+            /**
+             * @description An address that starts a Cloud Storage resumable upload session (POST with x-goog-resumable: start, answered 201 with the session URI in Location) instead of one PUT: for large files, sent in chunks and resumed after an interruption. The same refusals apply
+             * @default false
+             */
+            resumable?: boolean;
         };
         CopyOrMoveFile: {
             /**

@@ -56,13 +56,17 @@ export interface FileState {
   objects: ReadonlyMap<string, ObjectState>
 }
 
-/** A signed address to PUT `path` (valid until `expiresAt`), carrying `contentType`. */
+/**
+ * A signed address to PUT `path` (valid until `expiresAt`), carrying `contentType`; with
+ * `resumable`, an address to POST that starts a Cloud Storage resumable upload session instead.
+ */
 export interface UploadUrl {
   op: 'upload-url'
   path: string
   contentType: string
   overwrite: boolean
   expiresAt: Date
+  resumable?: boolean
 }
 export interface CopyFile {
   op: 'copy'
@@ -86,9 +90,17 @@ export type FileCommand = UploadUrl | CopyFile | MoveFile | DeleteFile
 /** Cloud Storage's precondition header that lets a write happen only while there is no object. */
 export const IF_GENERATION_MATCH = 'x-goog-if-generation-match'
 
-/** Sign an upload address for `path` binding these headers (the client sends each with exactly this value). */
+/** Cloud Storage's header that makes a signed POST start a resumable upload session. */
+export const RESUMABLE = 'x-goog-resumable'
+
+/**
+ * Sign an upload address for `path` binding these headers (the client sends each with exactly this
+ * value): PUT for the object itself, POST (with x-goog-resumable: start) for a resumable session,
+ * whose chunks then go to the session URI the storage answers.
+ */
 export interface SignUpload {
   kind: 'sign_upload'
+  method: 'PUT' | 'POST'
   path: string
   headers: Readonly<Record<string, string>>
 }
@@ -161,9 +173,11 @@ export function decideFiles(state: FileState, command: FileCommand): Decision<Fi
       if (!write.ok) return write
       const { onlyIfAbsent } = write.changes
       const headers: Record<string, string> = { 'Content-Type': command.contentType }
+      // Signed into the start of a resumable session, the precondition holds when its last byte arrives.
       if (onlyIfAbsent) headers[IF_GENERATION_MATCH] = '0'
-      const valid = `valid until ${command.expiresAt.toISOString()}`
-      return allow({ kind: 'sign_upload', path: command.path, headers }, [
+      if (command.resumable) headers[RESUMABLE] = 'start'
+      const valid = `${command.resumable ? 'resumable, starts ' : ''}valid until ${command.expiresAt.toISOString()}`
+      return allow({ kind: 'sign_upload', method: command.resumable ? 'POST' : 'PUT', path: command.path, headers }, [
         event('file.upload_url_issued', command.path, {
           to: command.contentType,
           reason: onlyIfAbsent ? `${valid}; creates the file only` : `${valid}; may replace the file`,

@@ -17,7 +17,7 @@ export function validity(now: Date) {
  */
 export async function signedAddress(
   storage: ProjectStorage,
-  target: { account: string; bucket: string; method: 'GET' | 'PUT'; path: string },
+  target: { account: string; bucket: string; method: 'GET' | 'PUT' | 'POST'; path: string },
   { now, expiresAt }: ReturnType<typeof validity>,
   headers: Readonly<Record<string, string>> = {},
 ) {

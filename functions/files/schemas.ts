@@ -50,6 +50,10 @@ export const CreateUploadUrl = z
       description:
         'Allow replacing an existing object (default: 409 when it exists). Replacing needs file.delete; a file of a sample in a signed order is never replaced (409)',
     }),
+    resumable: z.boolean().default(false).openapi({
+      description:
+        'An address that starts a Cloud Storage resumable upload session (POST with x-goog-resumable: start, answered 201 with the session URI in Location) instead of one PUT: for large files, sent in chunks and resumed after an interruption. The same refusals apply',
+    }),
   })
   .openapi('CreateUploadUrl')
 
@@ -69,10 +73,12 @@ export const SignedUrl = z
     url: z.string().openapi({ description: 'The V4 signed address; use it without an Authorization header' }),
     expires_in_seconds: z.number().int().openapi({ example: SIGNED_URL_TTL_SECONDS }),
     expires_at: z.string().openapi({ description: 'ISO 8601 UTC' }),
-    method: z.enum(['GET', 'PUT']).openapi({ description: 'The only method the address allows' }),
+    method: z
+      .enum(['GET', 'PUT', 'POST'])
+      .openapi({ description: 'The only method the address allows (POST: the start of a resumable upload session)' }),
     headers: z.record(z.string(), z.string()).openapi({
       description:
-        "Headers the request must carry with exactly these values: they are signed into the address, which the storage refuses without them (403). An upload: its Content-Type, and x-goog-if-generation-match: 0 when the address may only create the file (Cloud Storage's precondition: a PUT once the file exists is answered 412 PreconditionFailed). A download: none",
+        "Headers the request must carry with exactly these values: they are signed into the address, which the storage refuses without them (403). An upload: its Content-Type, and x-goog-if-generation-match: 0 when the address may only create the file (Cloud Storage's precondition: a PUT once the file exists is answered 412 PreconditionFailed). A resumable start: also x-goog-resumable: start. A download: none",
       example: { 'Content-Type': 'application/gzip', 'x-goog-if-generation-match': '0' },
     }),
   })

@@ -1,6 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto'
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { createReadStream, createWriteStream, type ReadStream, type Stats } from 'node:fs'
-import { copyFile, link, mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises'
+import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, truncate, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -15,7 +15,8 @@ import { BUCKET_RE, contentTypeFor, StorageError, type LevelEntry, type ListOpti
  * while the upload streams in; a small JSON file per object, valid only while the object's size
  * and modification time still match it, so a file replaced by other means gets new ones), and
  * `.uploads/` holds uploads in progress, renamed into place only once complete, so that a failed
- * upload leaves nothing half-written.
+ * upload leaves nothing half-written; `.sessions/` holds the resumable upload sessions (their
+ * bytes so far, and what they were started with) until their last byte arrives.
  */
 export class LocalObjectStorage implements ObjectStorage {
   readonly root: string
@@ -230,14 +231,33 @@ export class LocalObjectStorage implements ObjectStorage {
     contentType?: string,
     opts: { beforeCommit?: () => void; ifGenerationMatch?: string } = {},
   ): Promise<StoredObject & { digests: Digests }> {
-    const full = this.fileOf(bucket, path)
     const tmp = await this.tempFile()
     const digester = new Digester()
-    const expected = opts.ifGenerationMatch
     try {
       // A large buffer in front of the file: chunks arriving while a write is in flight go out together in the next one.
       await pipeline(source, digester.through, createWriteStream(tmp, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES }))
       opts.beforeCommit?.()
+    } catch (error) {
+      await rm(tmp, { force: true })
+      throw error
+    }
+    return this.commit(tmp, bucket, path, contentType, digester.digests(), opts.ifGenerationMatch)
+  }
+
+  /**
+   * Makes the complete temporary file `tmp` the object (the file is consumed, whatever happens),
+   * under `ifGenerationMatch` as `upload` describes.
+   */
+  private async commit(
+    tmp: string,
+    bucket: string,
+    path: string,
+    contentType: string | undefined,
+    digests: Digests,
+    expected: string | undefined,
+  ): Promise<StoredObject & { digests: Digests }> {
+    const full = this.fileOf(bucket, path)
+    try {
       await this.parentOf(bucket, path)
       if (expected !== undefined && expected !== '0' && (await this.stat(bucket, path))?.generation !== expected) {
         throw new StorageError('precondition', `${path} is not at generation ${expected}`)
@@ -253,9 +273,160 @@ export class LocalObjectStorage implements ObjectStorage {
       // After a rename there is nothing left to remove; after a link, the temporary name of the new object.
       await rm(tmp, { force: true })
     }
-    const digests = digester.digests()
     await this.setMeta(bucket, path, contentType, digests)
     return { ...(await this.stat(bucket, path))!, digests }
+  }
+
+  private sessionFiles(id: string) {
+    if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) return undefined
+    const dir = join(this.root, '.sessions')
+    return { dir, meta: join(dir, `${id}.json`), data: join(dir, `${id}.data`) }
+  }
+
+  /** Running checksums of the sessions whose bytes arrived in order in this process (else computed once at the end). */
+  private readonly sessionDigests = new Map<string, { digester: Digester; at: number }>()
+
+  /**
+   * Opens a resumable upload session for one object (Cloud Storage's XML API `POST` with
+   * `x-goog-resumable: start`): its bytes are kept in `.sessions/` until the last one
+   * arrives, then the object is committed with the content type and precondition given here.
+   */
+  async startSession(
+    bucket: string,
+    path: string,
+    opts: { contentType?: string; ifGenerationMatch?: string; now: Date; expiresAt: Date },
+  ): Promise<UploadSession> {
+    this.fileOf(bucket, path)
+    const id = randomBytes(32).toString('base64url')
+    const files = this.sessionFiles(id)!
+    await mkdir(files.dir, { recursive: true })
+    await writeFile(files.data, '', { flag: 'wx' })
+    const meta: SessionMeta = {
+      bucket,
+      path,
+      content_type: opts.contentType,
+      if_generation_match: opts.ifGenerationMatch,
+      created_at: opts.now.toISOString(),
+      expires_at: opts.expiresAt.toISOString(),
+      state: 'open',
+    }
+    await writeFile(files.meta, JSON.stringify(meta), { flag: 'wx' })
+    return { id, ...meta, stored: 0 }
+  }
+
+  /** A session as it is now (how many bytes it holds), or undefined when there is no such session. */
+  async uploadSession(id: string): Promise<UploadSession | undefined> {
+    const files = this.sessionFiles(id)
+    if (!files) return undefined
+    const meta = await readFile(files.meta, 'utf8').then(
+      (t) => JSON.parse(t) as SessionMeta,
+      () => undefined,
+    )
+    if (!meta) return undefined
+    const stored = meta.state === 'open' ? ((await stat(files.data).catch(() => undefined))?.size ?? 0) : (meta.object?.size ?? 0)
+    return { id, ...meta, stored }
+  }
+
+  private async setSession(id: string, meta: SessionMeta) {
+    const files = this.sessionFiles(id)!
+    const tmp = `${files.meta}.${randomUUID()}`
+    await writeFile(tmp, JSON.stringify(meta))
+    await rename(tmp, files.meta)
+  }
+
+  /**
+   * Appends `source` to an open session holding `offset` bytes. Only whole multiples of
+   * RESUMABLE_GRANULARITY are kept of what arrives (as Cloud Storage persists a chunk), unless
+   * `final`: a source that breaks off, or a chunk of another size, leaves the session at the last
+   * multiple, which the next status query reports. Answers how many bytes the session holds.
+   */
+  async appendToSession(id: string, offset: number, source: AsyncIterable<Buffer>, opts: { final: boolean }): Promise<number> {
+    const files = this.sessionFiles(id)!
+    const running = this.sessionDigests.get(id)
+    const digests = running?.at === offset ? running : offset === 0 ? { digester: new Digester(), at: 0 } : undefined
+    this.sessionDigests.delete(id)
+    // Written by hand rather than through a stream: when the source breaks off, every write has
+    // landed before the session is cut back to a whole multiple, so nothing arrives after the cut.
+    const file = await open(files.data, 'a')
+    let received = 0
+    let batch: Buffer[] = []
+    let held = 0
+    let inFlight: Promise<unknown> = Promise.resolve()
+    // Up to WRITE_BUFFER_BYTES gathered per write, one write in flight while the next batch arrives.
+    const flush = async () => {
+      await inFlight
+      inFlight = batch.length ? file.writev(batch) : Promise.resolve()
+      batch = []
+      held = 0
+    }
+    try {
+      for await (const chunk of source) {
+        digests?.digester.update(chunk)
+        received += chunk.length
+        batch.push(chunk)
+        held += chunk.length
+        if (held >= WRITE_BUFFER_BYTES) await flush()
+      }
+      await flush()
+      await inFlight
+    } catch (error) {
+      // What arrived before the break is kept too, up to the last whole multiple.
+      await inFlight.catch(() => undefined)
+      if (batch.length) await file.writev(batch).catch(() => undefined)
+      await file.close()
+      const { size } = await stat(files.data)
+      await truncate(files.data, size - (size % RESUMABLE_GRANULARITY))
+      throw error
+    }
+    await file.close()
+    const stored = offset + received
+    if (!opts.final && stored % RESUMABLE_GRANULARITY !== 0) {
+      await truncate(files.data, stored - (stored % RESUMABLE_GRANULARITY))
+      return stored - (stored % RESUMABLE_GRANULARITY)
+    }
+    if (digests) this.sessionDigests.set(id, { digester: digests.digester, at: stored })
+    return stored
+  }
+
+  /**
+   * Makes an open session's bytes the object, under the session's precondition (StorageError
+   * 'precondition' otherwise, and the session is then failed). The session keeps the object's
+   * metadata, so that a status query after the end answers it.
+   */
+  async completeSession(id: string): Promise<StoredObject & { digests: Digests }> {
+    const session = await this.uploadSession(id)
+    if (session?.state !== 'open') throw new StorageError('not_found', `no open upload session ${id}`)
+    const files = this.sessionFiles(id)!
+    const running = this.sessionDigests.get(id)
+    this.sessionDigests.delete(id)
+    let digests: Digests
+    if (running?.at === session.stored) {
+      digests = running.digester.digests()
+    } else {
+      const digester = new Digester()
+      for await (const chunk of createReadStream(files.data, { highWaterMark: 1024 * 1024 })) digester.update(chunk as Buffer)
+      digests = digester.digests()
+    }
+    const { id: _id, stored: _stored, ...meta } = session
+    try {
+      const object = await this.commit(files.data, session.bucket, session.path, session.content_type, digests, session.if_generation_match)
+      await this.setSession(id, { ...meta, state: 'complete', object })
+      return object
+    } catch (error) {
+      await this.setSession(id, { ...meta, state: error instanceof StorageError && error.reason === 'precondition' ? 'failed' : 'open' })
+      throw error
+    }
+  }
+
+  /** Cancels an open session, dropping its bytes; false when there was no open session. */
+  async cancelSession(id: string): Promise<boolean> {
+    const session = await this.uploadSession(id)
+    if (session?.state !== 'open') return false
+    const { id: _id, stored: _stored, ...meta } = session
+    this.sessionDigests.delete(id)
+    await this.setSession(id, { ...meta, state: 'cancelled' })
+    await rm(this.sessionFiles(id)!.data, { force: true })
+    return true
   }
 
   /** The object's bytes as a stream (a byte range, inclusive, when given), with its metadata; undefined when absent. */
@@ -354,6 +525,33 @@ interface Meta extends Partial<Digests> {
   content_type?: string
   size: number
   mtime_ms: number
+}
+
+/**
+ * What a resumable session keeps of a chunk that is not the last: whole multiples of 256 KiB, the
+ * granularity Cloud Storage asks chunks to have (and persists them at).
+ */
+export const RESUMABLE_GRANULARITY = 256 * 1024
+
+interface SessionMeta {
+  bucket: string
+  path: string
+  content_type?: string
+  /** The precondition the signed start carried, checked again when the object is committed. */
+  if_generation_match?: string
+  created_at: string
+  expires_at: string
+  /** open: takes bytes; complete: the object was committed; failed: its precondition no longer held; cancelled: deleted by the client. */
+  state: 'open' | 'complete' | 'failed' | 'cancelled'
+  /** The committed object, once complete. */
+  object?: StoredObject & { digests: Digests }
+}
+
+/** A resumable upload session of the local storage (Cloud Storage's session URI names one). */
+export interface UploadSession extends SessionMeta {
+  id: string
+  /** The bytes received and kept so far (the object's size once complete). */
+  stored: number
 }
 
 /** Bytes buffered in front of an upload's file (see upload). */

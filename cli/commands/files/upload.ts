@@ -1,20 +1,19 @@
 import { stat } from 'node:fs/promises'
-import { basename } from 'node:path'
 import type { Command } from 'commander'
 import { action, type Cli, type Session } from '../../context.js'
 import { EXIT, usageError } from '../../errors.js'
-import { interruptible, intoFolder } from '../../files.js'
+import { interruptible } from '../../files.js'
 import { examples } from '../../help.js'
-import { Progress } from '../../progress.js'
 import { TREE_CONCURRENCY } from '../../transfer-plan.js'
 import { summaryText, uploadTree } from '../../tree.js'
-import { uploadedText, uploadLocalFile, type UploadOptions } from '../../upload.js'
+import { uploadedLine, uploadLocalFile, type UploadOptions } from '../../upload.js'
 
 export function register(files: Command, cli: Cli) {
   files
     .command('upload')
     .description(
-      "Upload a local file to the project's bucket through a signed address, then check its checksum against the storage's (exit 10 when they differ); a progress bar on a terminal",
+      "Upload a local file to the project's bucket through a signed address, then check its CRC32C against the storage's (exit 10 when they differ); a progress bar on a terminal. " +
+        'Above 8 MiB, through a resumable upload session in 64 MiB chunks (PLATFORM_UPLOAD_CHUNK_MIB): an upload stopped by Ctrl-C, a kill or a network cut resumes when the same command is run again, sending only what the storage lacks',
     )
     .argument('<local>', 'the local file; with -r, a folder')
     .argument(
@@ -34,6 +33,7 @@ export function register(files: Command, cli: Cli) {
         'platform files upload ./reads.fq.gz gs://demo-lab-demo/fastq/S1_R1.fastq.gz --overwrite',
         'platform files upload panel.bed refs/panel.bed --content-type text/plain --json',
         'platform files upload -r ./run42/fastq fastq/run42      # again later: only what is missing or changed',
+        'platform files upload NA12878.cram cram/   # interrupted? the same command resumes it',
       ),
     )
     .action(
@@ -41,18 +41,8 @@ export function register(files: Command, cli: Cli) {
         const [local, remoteArg] = command.processedArgs as [string, string]
         const opts = command.opts<UploadOptions & { recursive?: boolean }>()
         if (opts.recursive) return uploadFolder(session, local, remoteArg, opts)
-        const info = await stat(local).catch((error: Error) => {
-          throw usageError(`cannot read ${local}: ${error.message}`)
-        })
-        if (!info.isFile()) throw usageError(`${local} is not a file`)
-        const remote = intoFolder(remoteArg, basename(local))
-        const client = session.client()
-        const project = await session.projectId(client)
-        const progress = new Progress(session.out, info.size)
-        const up = await interruptible(`upload of ${local} interrupted: nothing was stored at ${remote}`, (signal) =>
-          uploadLocalFile(client, project, local, info.size, remote, { ...opts, onProgress: progress.update, signal }),
-        ).finally(() => progress.done())
-        session.out.result(up, () => uploadedText(up))
+        const uploaded = await uploadLocalFile(session, local, remoteArg, opts)
+        session.out.result(uploaded, () => uploadedLine(local, uploaded))
       }),
     )
 }

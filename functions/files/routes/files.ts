@@ -68,7 +68,7 @@ function decided<C>(c: Context<FilesEnv>, decision: Decision<C>, path: string) {
 function signedFor(
   c: Context<FilesEnv>,
   account: string,
-  method: 'GET' | 'PUT',
+  method: 'GET' | 'PUT' | 'POST',
   path: string,
   valid: ReturnType<typeof validity>,
   headers?: Readonly<Record<string, string>>,
@@ -126,9 +126,11 @@ files.openapi(
     method: 'post',
     path: '/files/upload-url',
     tags: ['files'],
-    summary: 'A signed address to PUT one file with the declared Content-Type, valid 900 seconds, without an Authorization header',
+    summary:
+      'A signed address to PUT one file with the declared Content-Type, or to start a resumable upload of it, valid 900 seconds, without an Authorization header',
     description:
       "The address allows PUT only, with exactly the headers of the answer's `headers` (the declared Content-Type, stored with the object; and, for an address that may only create the file, `x-goog-if-generation-match: 0`); anything else is refused by the storage side (403). " +
+      'With `resumable: true` the address allows POST only, with those headers and `x-goog-resumable: start` and an empty body: it starts a Cloud Storage resumable upload session (XML API), answered 201 with the session URI in `Location`, valid a week and used without a signature: chunks PUT with `Content-Range` (answered 308 with `Range` until the last), status queries, cancel with DELETE. The precondition holds when the last byte arrives. ' +
       'A file that exists is a 409 unless overwrite is true; replacing it needs file.delete (project admins; 403 otherwise) and is refused (409 naming the sample and the order) for a file of a sample in a signed order. ' +
       'A file that does not exist gets an address that only creates it: once the file exists, by this address or any other way, the storage answers its PUT 412 PreconditionFailed.',
     middleware: [requires('file.write')] as const,
@@ -140,9 +142,16 @@ files.openapi(
     const { account, files: f } = await projectFiles(c, c.req.valid('query').project_id)
     const path = objectPath('path', input.path, c.get('project').bucket_name)
     const valid = validity(c.get('deps').clock.now())
-    const command = { op: 'upload-url', path, contentType: input.content_type, overwrite: input.overwrite, expiresAt: valid.expiresAt } as const
+    const command = {
+      op: 'upload-url',
+      path,
+      contentType: input.content_type,
+      overwrite: input.overwrite,
+      expiresAt: valid.expiresAt,
+      resumable: input.resumable,
+    } as const
     const allowed = decided(c, decideFiles(await fileState(c, f, [path]), command), path)
-    const signed = await signedFor(c, account, 'PUT', path, valid, allowed.changes.headers)
+    const signed = await signedFor(c, account, allowed.changes.method, path, valid, allowed.changes.headers)
     await f.recordAll(auditContext(c), allowed.events)
     return c.json(signed, 200)
   },

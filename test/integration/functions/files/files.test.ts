@@ -153,6 +153,45 @@ describe('files', async () => {
       expect((await f.storage.read(bucket, 'http/exists.txt'))?.toString()).toBe('new')
     })
 
+    it('starts a resumable upload from a signed POST: the session URI takes chunks without a signature, the file is stored at the end', async () => {
+      const up = await api('POST', '/files/upload-url', {
+        body: { path: 'http/resumable.bin', content_type: 'application/octet-stream', resumable: true },
+      })
+      expect(up.status).toBe(200)
+      expect(up.body).toMatchObject({
+        method: 'POST',
+        headers: { 'Content-Type': 'application/octet-stream', 'x-goog-if-generation-match': '0', 'x-goog-resumable': 'start' },
+      })
+      expect(new URL(up.body.url).searchParams.get('X-Goog-SignedHeaders')).toBe('content-type;host;x-goog-if-generation-match;x-goog-resumable')
+      // Without x-goog-resumable the address is not valid: it was signed with it.
+      const bare = await fetch(up.body.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream', 'x-goog-if-generation-match': '0' },
+      })
+      expect(bare.status).toBe(403)
+      const start = await fetch(up.body.url, { method: 'POST', headers: up.body.headers })
+      expect(start.status).toBe(201)
+      const session = start.headers.get('location')!
+      const bytes = Buffer.alloc(256 * 1024 + 5, 7)
+      const first = await fetch(session, {
+        method: 'PUT',
+        headers: { 'content-range': `bytes 0-${256 * 1024 - 1}/*` },
+        body: bytes.subarray(0, 256 * 1024),
+      })
+      expect([first.status, first.headers.get('range')]).toEqual([308, `bytes=0-${256 * 1024 - 1}`])
+      const last = await fetch(session, {
+        method: 'PUT',
+        headers: { 'content-range': `bytes ${256 * 1024}-${bytes.length - 1}/${bytes.length}` },
+        body: bytes.subarray(256 * 1024),
+      })
+      expect(last.status).toBe(200)
+      expect((await f.storage.read(bucket, 'http/resumable.bin'))?.equals(bytes)).toBe(true)
+      expect((await f.storage.stat(bucket, 'http/resumable.bin'))?.content_type).toBe('application/octet-stream')
+      // The same refusals as a single PUT: the file exists now.
+      const again = await api('POST', '/files/upload-url', { body: { path: 'http/resumable.bin', content_type: 'text/plain', resumable: true } })
+      expect(again.status).toBe(409)
+    })
+
     it('binds "no overwrite" into the upload address: used twice, the second PUT is 412 and the first file stays', async () => {
       const up = await api('POST', '/files/upload-url', { body: { path: 'http/twice.txt', content_type: 'text/plain' } })
       expect((await fetch(up.body.url, { method: 'PUT', headers: up.body.headers, body: 'first' })).status).toBe(200)

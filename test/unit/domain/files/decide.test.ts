@@ -5,11 +5,13 @@ import { refusalDetail, refusalStatus, type Decision } from '../../../../lib/dec
 import {
   decideFiles,
   IF_GENERATION_MATCH,
+  RESUMABLE,
   type FileAction,
   type FileCommand,
   type FileState,
   type FrozenSample,
   type ObjectState,
+  type UploadUrl,
 } from '../../../../domain/files/decide.js'
 
 const project = { id: 'p1', org_id: 'o1', bucket_name: 'lab-bucket' }
@@ -35,7 +37,7 @@ const stateOf = (permissions: Permission[], objects: Record<string, ObjectState>
 /** A decision as a row: 'allow' with its action, or the status and detail of its refusal. */
 const outcome = (d: Decision<FileAction>) => (d.ok ? { allow: d.changes } : { status: refusalStatus(d.refusal), detail: refusalDetail(d.refusal) })
 
-const upload = (overwrite: boolean): FileCommand => ({ op: 'upload-url', path: 'a', contentType: 'application/gzip', overwrite, expiresAt: EXPIRES })
+const upload = (overwrite: boolean): UploadUrl => ({ op: 'upload-url', path: 'a', contentType: 'application/gzip', overwrite, expiresAt: EXPIRES })
 const copy = (overwrite: boolean, source = 'a', destination = 'b'): FileCommand => ({ op: 'copy', source, destination, overwrite })
 const move = (overwrite: boolean, source = 'a', destination = 'b'): FileCommand => ({ op: 'move', source, destination, overwrite })
 const del: FileCommand = { op: 'delete', path: 'a' }
@@ -51,21 +53,21 @@ describe('who may do what to a file', () => {
       LAB,
       { a: absentFile },
       upload(false),
-      { allow: { kind: 'sign_upload', path: 'a', headers: { 'Content-Type': 'application/gzip', [IF_GENERATION_MATCH]: '0' } } },
+      { allow: { kind: 'sign_upload', method: 'PUT', path: 'a', headers: { 'Content-Type': 'application/gzip', [IF_GENERATION_MATCH]: '0' } } },
     ],
     [
       'asking to overwrite a file that is not there still only creates it',
       LAB,
       { a: absentFile },
       upload(true),
-      { allow: { kind: 'sign_upload', path: 'a', headers: { 'Content-Type': 'application/gzip', [IF_GENERATION_MATCH]: '0' } } },
+      { allow: { kind: 'sign_upload', method: 'PUT', path: 'a', headers: { 'Content-Type': 'application/gzip', [IF_GENERATION_MATCH]: '0' } } },
     ],
     [
       'a signed order may name a file before it is uploaded: its first upload is allowed',
       LAB,
       { a: frozenAbsent },
       upload(false),
-      { allow: { kind: 'sign_upload', path: 'a', headers: { 'Content-Type': 'application/gzip', [IF_GENERATION_MATCH]: '0' } } },
+      { allow: { kind: 'sign_upload', method: 'PUT', path: 'a', headers: { 'Content-Type': 'application/gzip', [IF_GENERATION_MATCH]: '0' } } },
     ],
     [
       'an existing file without overwrite',
@@ -80,9 +82,37 @@ describe('who may do what to a file', () => {
       ADMIN,
       { a: stored },
       upload(true),
-      { allow: { kind: 'sign_upload', path: 'a', headers: { 'Content-Type': 'application/gzip' } } },
+      { allow: { kind: 'sign_upload', method: 'PUT', path: 'a', headers: { 'Content-Type': 'application/gzip' } } },
     ],
     ['an admin replacing a file of a signed order', ADMIN, { a: frozenFile }, upload(true), { status: 409, detail: frozenDetail('a') }],
+    [
+      'a resumable upload of a new file: a POST that starts a session, its precondition signed into the start',
+      LAB,
+      { a: absentFile },
+      { ...upload(false), resumable: true },
+      {
+        allow: {
+          kind: 'sign_upload',
+          method: 'POST',
+          path: 'a',
+          headers: { 'Content-Type': 'application/gzip', [IF_GENERATION_MATCH]: '0', [RESUMABLE]: 'start' },
+        },
+      },
+    ],
+    [
+      'a resumable upload replacing a file, by an admin',
+      ADMIN,
+      { a: stored },
+      { ...upload(true), resumable: true },
+      { allow: { kind: 'sign_upload', method: 'POST', path: 'a', headers: { 'Content-Type': 'application/gzip', [RESUMABLE]: 'start' } } },
+    ],
+    [
+      'a resumable upload over an existing file without overwrite',
+      ADMIN,
+      { a: stored },
+      { ...upload(false), resumable: true },
+      { status: 409, detail: 'a already exists; send "overwrite": true to replace it' },
+    ],
     ['a viewer', VIEWER, { a: absentFile }, upload(false), { status: 403, detail: 'permission file.write is required' }],
     // copies
     [
@@ -233,6 +263,7 @@ describe('properties of the file rules, over every caller, command and state', (
       contentType: fc.constant('text/plain'),
       overwrite: fc.boolean(),
       expiresAt: fc.constant(EXPIRES),
+      resumable: fc.boolean(),
     }),
     fc.record({ op: fc.constantFrom('copy' as const, 'move' as const), source: path, destination: path, overwrite: fc.boolean() }),
     fc.record({ op: fc.constant('delete' as const), path }),
@@ -261,6 +292,22 @@ describe('properties of the file rules, over every caller, command and state', (
         for (const p of destroys(d.changes)) expect(objects[p]?.frozenBy ?? [], `${command.op} destroys ${p}`).toEqual([])
       }),
       { numRuns: 2000 },
+    )
+  })
+
+  it('refuses a resumable upload address exactly when it refuses a single PUT, and signs the same headers and x-goog-resumable: start', () => {
+    fc.assert(
+      fc.property(caseOf, ({ permissions, objects, command }) => {
+        if (command.op !== 'upload-url') return
+        const single = decideFiles(stateOf(permissions, objects), { ...command, resumable: false })
+        const resumable = decideFiles(stateOf(permissions, objects), { ...command, resumable: true })
+        if (!single.ok || !resumable.ok) {
+          expect(outcome(resumable)).toEqual(outcome(single))
+          return
+        }
+        expect(resumable.changes).toEqual({ ...single.changes, method: 'POST', headers: { ...single.changes.headers, [RESUMABLE]: 'start' } })
+      }),
+      { numRuns: 1000 },
     )
   })
 
