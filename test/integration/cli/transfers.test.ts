@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync } from 'node:fs'
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
@@ -219,6 +219,20 @@ describe('platform files: parallel, resumable and folder transfers', async () =>
       expect(fourth.code, fourth.stderr).toBe(0)
       expect(parseJson<TreeSummary>(fourth)).toMatchObject({ sent: 1, skipped: 4, failed: 0 })
       expect((await files.storage.read(bucket, 'tree/up/sub/b.txt'))?.toString()).toBe('BRAVO BRAVO\n')
+    })
+
+    it('sends a folder’s files above 8 MiB through resumable sessions, verified, and leaves no session behind', async () => {
+      const dir = join(work, 'up-large')
+      const large = randomBytes(9 * 1024 * 1024 + 123)
+      await mkdir(dir, { recursive: true })
+      await writeFile(join(dir, 'reads.bam'), large)
+      await writeFile(join(dir, 'reads.bam.bai'), 'index\n')
+      const res = await cli(['files', 'upload', '-r', dir, 'tree/large', '--json'])
+      expect(res.code, res.stderr).toBe(0)
+      expect(parseJson<TreeSummary>(res)).toMatchObject({ sent: 2, skipped: 0, failed: 0, bytes: large.length + 6 })
+      expect((await files.storage.read(bucket, 'tree/large/reads.bam'))?.equals(large)).toBe(true)
+      // The folder of saved sessions exists (the large file's session was saved while it went) and is empty again.
+      expect(await readdir(join(home, 'uploads'))).toEqual([])
     })
 
     it('downloads a folder keeping its tree, then fetches only what is missing, failing a local file that differs (exit 11)', async () => {
