@@ -2,7 +2,8 @@
  * Large files down in parts, in parallel, resumably (the way gsutil's sliced downloads go): ranged
  * GETs of a few parts at once, each written at its offset into `.<name>.part` beside the
  * destination and checksummed as it arrives; `.<name>.part.json` records the object's version and
- * the complete parts with their CRC32C, after the part's bytes are flushed to disk. The whole
+ * the complete parts with their CRC32C (checked again by a resumed download, as the bytes are not
+ * forced to disk part by part). The whole
  * file's CRC32C comes from the parts' (crc32cCombine) and is compared with the storage's before
  * the file takes its place. A download interrupted in any way (Ctrl-C, a killed process, a broken
  * connection) leaves both files: the next download of the same object fetches only the parts
@@ -135,6 +136,12 @@ export async function downloadInParts(
     await handle.truncate(object.size)
   }
   const parts = planParts(object.size, partBytes)
+  // The parts an earlier run recorded are read again and checked against their recorded CRC32C:
+  // parts are not forced to disk as they complete (a sync per part made 32 waits for the disk per GiB:
+  // docs/benchmarks.md), so after a crash of the machine a recorded part may be missing; it is fetched again.
+  for (const p of parts.filter((q) => done.has(q.index))) {
+    if ((await crc32cOfRange(handle, p.start, partLength(p), opts.signal)) !== done.get(p.index)) done.delete(p.index)
+  }
   const todo = remainingParts(parts, done)
   const state: DownloadState = { ...object, part_bytes: partBytes, parts: [...done] }
   let saving = Promise.resolve()
@@ -175,8 +182,6 @@ export async function downloadInParts(
     }
     if (at !== p.end + 1)
       throw new StorageUnreachableError(await origin(), `the connection ended after ${at - p.start} of ${partLength(p)} bytes of a part`)
-    // On disk before it is recorded as complete: a crash never leaves a recorded part unwritten.
-    await handle.datasync()
     done.set(p.index, crc.digest())
     fetchedDone += partLength(p)
     report()
@@ -231,6 +236,20 @@ export async function downloadInParts(
   }
   await rm(files.state, { force: true })
   return { bytes: object.size, fetched: fetchedDone, resumed: decision.resume && kept > 0, local, remote, verified }
+}
+
+/** The CRC32C of `length` bytes of an open file from `start`, read a CHUNK_BYTES at a time. */
+async function crc32cOfRange(handle: FileHandle, start: number, length: number, signal?: AbortSignal): Promise<number> {
+  const crc = new Crc32c()
+  const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, length))
+  for (let at = start, end = start + length; at < end;) {
+    if (signal?.aborted) throw new AbortedError()
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - at), at)
+    if (bytesRead === 0) break
+    crc.update(buffer.subarray(0, bytesRead))
+    at += bytesRead
+  }
+  return crc.digest()
 }
 
 /**

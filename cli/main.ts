@@ -71,7 +71,10 @@ export const ENVIRONMENT: ReadonlyArray<[name: string, meaning: string]> = [
   ['PLATFORM_TOKEN', 'a personal access token used instead of the stored credentials (CI)'],
   ['PLATFORM_CONFIG_DIR', 'where profiles and credentials are kept (default ~/.config/platform)'],
   ['NO_COLOR', 'set to any value: no colour in the output (https://no-color.org)'],
-  ['PLATFORM_UPLOAD_CHUNK_MIB', 'the chunk size of resumable uploads (files upload above 8 MiB), in MiB from 1 to 1024 (default 64)'],
+  [
+    'PLATFORM_UPLOAD_CHUNK_MIB',
+    'the chunk size of resumable uploads (files upload above 8 MiB), in MiB from 1 to 1024 (default: the rest of the file in one request)',
+  ],
 ]
 
 const ROOT_HELP = `

@@ -13,19 +13,20 @@ export const RESUMABLE_THRESHOLD = 8 * 1024 * 1024
 export const CHUNK_GRANULARITY = 256 * 1024
 
 /**
- * The size of a chunk: 64 MiB, a multiple of 256 KiB, between the 16 MiB of Google's Go client
- * library and the 100 MiB of gcloud storage and gsutil. Each chunk ends in a round trip during which
- * nothing is sent (the storage must say what it kept before the next one starts): with 16 MiB
- * chunks the CLI reached half of curl's speed on a loaded machine, with 64 MiB 0.85× (docs/benchmarks.md).
- * An interruption costs at most the part of one chunk the storage did not keep (Cloud Storage and
- * the local server keep what arrived, in multiples of 256 KiB). PLATFORM_UPLOAD_CHUNK_MIB changes
- * it, as gcloud's storage/upload_chunk_size does.
+ * How a session's bytes are sent. By default the rest of the file goes in one request, as Google
+ * recommends for resumable uploads ("upload the data in a single chunk" unless memory or an
+ * intermediary's request size forces chunks): an interrupted request still leaves what arrived
+ * in the session (Cloud Storage and the local server keep it in whole multiples of 256 KiB), and
+ * the next run sends the rest. Chunks each end in a round trip during which nothing is sent: on a
+ * 1 GiB file, 64 MiB chunks reached 0.63× curl's speed, one request 1.04× (docs/benchmarks.md).
+ * PLATFORM_UPLOAD_CHUNK_MIB cuts the upload into chunks of that size instead, as gcloud's
+ * storage/upload_chunk_size does (for a proxy that limits a request's size).
  */
-export const CHUNK_BYTES = 64 * 1024 * 1024
+export const WHOLE_FILE = Number.POSITIVE_INFINITY
 
-/** The chunk size PLATFORM_UPLOAD_CHUNK_MIB asks for (whole MiB, 1 to 1024), CHUNK_BYTES without it; else why not. */
+/** The chunk size PLATFORM_UPLOAD_CHUNK_MIB asks for (whole MiB, 1 to 1024), WHOLE_FILE without it; else why not. */
 export function chunkBytesOf(setting: string | undefined): number | { error: string } {
-  if (setting === undefined) return CHUNK_BYTES
+  if (setting === undefined) return WHOLE_FILE
   const mib = /^\d+$/.test(setting.trim()) ? Number(setting) : NaN
   if (!(mib >= 1 && mib <= 1024))
     return { error: `PLATFORM_UPLOAD_CHUNK_MIB must be a whole number of MiB from 1 to 1024, not ${JSON.stringify(setting)}` }
@@ -54,11 +55,12 @@ export interface Chunk {
 
 /**
  * The chunk to send when the session holds `stored` of `size` bytes: at most `chunkBytes` (a
- * multiple of CHUNK_GRANULARITY), the last one whatever remains; undefined when nothing remains.
+ * multiple of CHUNK_GRANULARITY, or WHOLE_FILE: all that remains), the last one whatever remains;
+ * undefined when nothing remains.
  * An empty file is one final chunk with nothing in it, sent as a status query with its total.
  */
-export function nextChunk(stored: number, size: number, chunkBytes = CHUNK_BYTES): Chunk | undefined {
-  if (chunkBytes <= 0 || chunkBytes % CHUNK_GRANULARITY !== 0)
+export function nextChunk(stored: number, size: number, chunkBytes = WHOLE_FILE): Chunk | undefined {
+  if (chunkBytes !== WHOLE_FILE && (chunkBytes <= 0 || chunkBytes % CHUNK_GRANULARITY !== 0))
     throw new Error(`a chunk is a positive multiple of ${CHUNK_GRANULARITY} bytes, not ${chunkBytes}`)
   if (stored > size || stored < 0) throw new Error(`the session holds ${stored} bytes of a ${size}-byte file`)
   if (stored === size && size > 0) return undefined
@@ -67,7 +69,7 @@ export function nextChunk(stored: number, size: number, chunkBytes = CHUNK_BYTES
 }
 
 /** Every chunk from `stored` to the end, in order (what an uninterrupted upload sends). */
-export function chunkPlan(stored: number, size: number, chunkBytes = CHUNK_BYTES): Chunk[] {
+export function chunkPlan(stored: number, size: number, chunkBytes = WHOLE_FILE): Chunk[] {
   const plan: Chunk[] = []
   for (let c = nextChunk(stored, size, chunkBytes); c; c = c.final ? undefined : nextChunk(c.last + 1, size, chunkBytes)) plan.push(c)
   return plan

@@ -132,7 +132,7 @@ const sessionGone = (error: unknown) => error instanceof StorageHttpError && (er
  * the checksum compared with the storage's. `platform files upload` and, per file, `upload -r`.
  *
  * A file of at most 8 MiB goes in one PUT. A larger one goes through a Cloud Storage resumable
- * session, in chunks of 64 MiB (cli/resumable.ts), its URI saved under the config folder: a run
+ * session, the rest of the file in one request (or chunks: cli/resumable.ts), its URI saved under the config folder: a run
  * that stops (Ctrl-C, SIGTERM, a killed process, a network cut) leaves the session, and the next
  * upload of the same unchanged file to the same place asks the session what it holds and sends
  * only the rest. The CRC32C is of the whole file either way.

@@ -13,7 +13,7 @@ export function register(files: Command, cli: Cli) {
     .command('upload')
     .description(
       "Upload a local file to the project's bucket through a signed address, then check its CRC32C against the storage's (exit 10 when they differ); a progress bar on a terminal. " +
-        'Above 8 MiB, through a resumable upload session in 64 MiB chunks (PLATFORM_UPLOAD_CHUNK_MIB): an upload stopped by Ctrl-C, a kill or a network cut resumes when the same command is run again, sending only what the storage lacks',
+        'Above 8 MiB, through a resumable upload session (in chunks with PLATFORM_UPLOAD_CHUNK_MIB): an upload stopped by Ctrl-C, a kill or a network cut resumes when the same command is run again, sending only what the storage lacks',
     )
     .argument('<local>', 'the local file; with -r, a folder')
     .argument(

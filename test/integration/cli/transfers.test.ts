@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync } from 'node:fs'
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
@@ -124,6 +124,30 @@ describe('platform files: parallel, resumable and folder transfers', async () =>
     expect(ranges()).toEqual(refetched.map(part))
     expect((await readFile(dest)).equals(data)).toBe(true)
     expect([existsSync(partial), existsSync(state)]).toEqual([false, false])
+  })
+
+  it('fetches again a recorded part whose bytes are not what it recorded (a crash lost them, or a hand changed them)', async () => {
+    const data = randomBytes(size)
+    await files.storage.write(bucket, 'big/damaged.bam', data)
+    const dest = join(work, 'damaged.bam')
+    const { part: partial, state } = partialFiles(dest)
+    holdReads((r) => r.start >= 2 * PART_BYTES)
+    const first = startCli(['files', 'download', 'big/damaged.bam', dest], { configDir: home, timeoutMs: 60_000 })
+    await expect.poll(partsOf(state), { timeout: 30_000, interval: 50 }).toEqual([0, 1])
+    first.child.kill('SIGKILL')
+    await first.exited
+    // Part 1's recorded bytes zeroed, as a machine that crashed before writing them back would leave them.
+    const handle = await open(partial, 'r+')
+    await handle.write(Buffer.alloc(1024), 0, 1024, PART_BYTES + 100)
+    await handle.close()
+
+    files.storage.openRead = openRead
+    served = []
+    holdReads(() => false)
+    const again = await cli(['files', 'download', 'big/damaged.bam', dest, '--json'])
+    expect(again.code, again.stderr).toBe(0)
+    expect(ranges()).toEqual([1, 2, 3].map(part))
+    expect((await readFile(dest)).equals(data)).toBe(true)
   })
 
   it('starts afresh when the object changed since the interrupted download, and says so', async () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
-  CHUNK_BYTES,
+  WHOLE_FILE,
   CHUNK_GRANULARITY,
   chunkBytesOf,
   chunkPlan,
@@ -26,13 +26,14 @@ describe('which uploads go through a resumable session', () => {
     expect(isResumable(size)).toBe(resumable)
   })
 
-  it('cuts chunks of 64 MiB by default, a whole multiple of 256 KiB', () => {
-    expect(CHUNK_BYTES).toBe(64 * MiB)
-    expect(CHUNK_BYTES % CHUNK_GRANULARITY).toBe(0)
+  it('sends the rest of the file in one request by default, as Google recommends', () => {
+    expect(chunkPlan(0, 1024 * MiB)).toEqual([{ first: 0, last: 1024 * MiB - 1, final: true }])
+    expect(chunkPlan(517 * MiB, 1024 * MiB)).toEqual([{ first: 517 * MiB, last: 1024 * MiB - 1, final: true }])
+    expect(nextChunk(1024 * MiB, 1024 * MiB)).toBeUndefined()
   })
 
   it.each([
-    [undefined, CHUNK_BYTES],
+    [undefined, WHOLE_FILE],
     ['16', 16 * MiB],
     ['1', MiB],
     ['1024', 1024 * MiB],
@@ -80,8 +81,8 @@ describe('the next chunk to send', () => {
 
   it.each([
     [0, 10, 1000],
-    [11, 10, CHUNK_BYTES],
-    [-1, 10, CHUNK_BYTES],
+    [11, 10, WHOLE_FILE],
+    [-1, 10, WHOLE_FILE],
   ])(
     'refuses a chunk size that is not a multiple of 256 KiB, or a session holding more than the file (%d of %d, chunks of %d)',
     (stored, size, chunk) => {
@@ -91,7 +92,10 @@ describe('the next chunk to send', () => {
 
   const plans = fc.record({
     size: fc.integer({ min: 1, max: 2 ** 30 }),
-    chunkBytes: fc.integer({ min: 1, max: 64 }).map((n) => n * CHUNK_GRANULARITY),
+    chunkBytes: fc.oneof(
+      fc.constant(WHOLE_FILE),
+      fc.integer({ min: 1, max: 64 }).map((n) => n * CHUNK_GRANULARITY),
+    ),
     at: fc.double({ min: 0, max: 1, noNaN: true }),
   })
 
