@@ -144,7 +144,10 @@ describe('the deployed shape: the staged source, one functions-framework process
     ])
     const installed = Date.now() - started
 
-    const ports = await freePorts(plan.functions.length)
+    // One port per function and one for the storage server, held together so that they differ, and none the
+    // provider's: a port freed here and then asked for as port 0 (the storage server) could be one of the functions'.
+    const ports = (await freePorts(plan.functions.length + 2)).filter((p) => p !== oidcPort).slice(0, plan.functions.length + 1)
+    const storagePort = ports.pop()!
     plan.functions.forEach((fn, i) => processes.set(fn.name, { fn, port: ports[i]! }))
     for (const { fn, port } of processes.values()) frontEnd.route(fn.name, port)
 
@@ -157,7 +160,11 @@ describe('the deployed shape: the staged source, one functions-framework process
     })
     expect(provider.issuer).toBe(issuer)
     const signingKey = await ensureSigningKey(l)
-    storage = await startStorageServer({ storage: new LocalObjectStorage(l.buckets), keys: { [LOCAL_SIGNING_ACCOUNT]: signingKey.publicKey } })
+    storage = await startStorageServer({
+      storage: new LocalObjectStorage(l.buckets),
+      keys: { [LOCAL_SIGNING_ACCOUNT]: signingKey.publicKey },
+      port: storagePort,
+    })
 
     // Secret Manager's part: the value of each secret the plan gives the functions (--set-secrets).
     const secretValues: Record<string, string> = {
