@@ -10,14 +10,13 @@
  * missing, unless the object changed meanwhile (then it starts afresh).
  */
 import { randomBytes } from 'node:crypto'
-import { createReadStream } from 'node:fs'
 import { link, open, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises'
 import type { IncomingMessage } from 'node:http'
 import { basename, dirname, join } from 'node:path'
 import { AbortedError, type FileEntry, type PlatformClient } from './client.js'
 import { Crc32c, crc32cBase64, crc32cCombine } from './crc32c.js'
 import {
-  CHUNK_BYTES,
+  crcOfFile,
   downloadFile,
   exchange,
   md5Of,
@@ -140,7 +139,8 @@ export async function downloadInParts(
   // parts are not forced to disk as they complete (a sync per part made 32 waits for the disk per GiB:
   // docs/benchmarks.md), so after a crash of the machine a recorded part may be missing; it is fetched again.
   for (const p of parts.filter((q) => done.has(q.index))) {
-    if ((await crc32cOfRange(handle, p.start, partLength(p), opts.signal)) !== done.get(p.index)) done.delete(p.index)
+    const kept = await crcOfFile(files.part, new Crc32c(), { start: p.start, length: partLength(p), signal: opts.signal })
+    if (kept.digest() !== done.get(p.index)) done.delete(p.index)
   }
   const todo = remainingParts(parts, done)
   const state: DownloadState = { ...object, part_bytes: partBytes, parts: [...done] }
@@ -238,20 +238,6 @@ export async function downloadInParts(
   return { bytes: object.size, fetched: fetchedDone, resumed: decision.resume && kept > 0, local, remote, verified }
 }
 
-/** The CRC32C of `length` bytes of an open file from `start`, read a CHUNK_BYTES at a time. */
-async function crc32cOfRange(handle: FileHandle, start: number, length: number, signal?: AbortSignal): Promise<number> {
-  const crc = new Crc32c()
-  const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, length))
-  for (let at = start, end = start + length; at < end;) {
-    if (signal?.aborted) throw new AbortedError()
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - at), at)
-    if (bytesRead === 0) break
-    crc.update(buffer.subarray(0, bytesRead))
-    at += bytesRead
-  }
-  return crc.digest()
-}
-
 /**
  * A source of signed download addresses for one file: the file service is asked again once the
  * address in hand has less than a minute left, so that a long download outlives the 15 minutes of one.
@@ -317,7 +303,5 @@ export async function remoteChecksums(
 
 /** The CRC32C of a local file, as x-goog-hash gives it. */
 export async function localCrc32c(file: string, signal?: AbortSignal): Promise<string> {
-  const crc = new Crc32c()
-  for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES, signal })) crc.update(chunk as Buffer)
-  return crc.base64()
+  return (await crcOfFile(file, new Crc32c(), { signal })).base64()
 }

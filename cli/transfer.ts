@@ -279,10 +279,16 @@ export async function putChunk(
   return sessionState(res, new URL(uri).origin)
 }
 
-/** The CRC32C of the first `bytes` of a file (what an earlier run already sent of it), continued by `crc`. */
-export async function crcOfPrefix(file: string, bytes: number, crc: Crc32c, signal?: AbortSignal): Promise<void> {
-  if (bytes === 0) return
-  for await (const chunk of createReadStream(file, { end: bytes - 1, highWaterMark: CHUNK_BYTES, signal })) crc.update(chunk as Buffer)
+/**
+ * Feeds `crc` the bytes of a file from `start` (default 0), `length` of them (default: to its end):
+ * the CRC32C of a local file, of what an earlier run already sent of it, of a part already downloaded.
+ */
+export async function crcOfFile(file: string, crc: Crc32c, range: { start?: number; length?: number; signal?: AbortSignal } = {}): Promise<Crc32c> {
+  const start = range.start ?? 0
+  if (range.length === 0) return crc
+  const end = range.length === undefined ? undefined : start + range.length - 1
+  for await (const chunk of createReadStream(file, { start, end, highWaterMark: CHUNK_BYTES, signal: range.signal })) crc.update(chunk as Buffer)
+  return crc
 }
 
 /** A temporary file beside `dest` (the same file system: the final rename is atomic). */

@@ -13,7 +13,7 @@ import { chunkBytesOf, isResumable, nextChunk, sessionKey, type UploadIdentity }
 import {
   cancelSession,
   ChecksumMismatchError,
-  crcOfPrefix,
+  crcOfFile,
   md5Of,
   putChunk,
   sessionStatus,
@@ -267,7 +267,7 @@ async function resumableUpload(
     const crcUpTo = async (bytes: number) => {
       if (crcAt === bytes) return
       crc = new Crc32c()
-      await crcOfPrefix(local, bytes, crc, signal)
+      await crcOfFile(local, crc, { length: bytes, signal })
       crcAt = bytes
     }
     let stalled = 0
