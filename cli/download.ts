@@ -13,8 +13,9 @@ import { randomBytes } from 'node:crypto'
 import { link, open, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises'
 import type { IncomingMessage } from 'node:http'
 import { basename, dirname, join } from 'node:path'
-import { AbortedError, type FileEntry, type PlatformClient } from './client.js'
+import type { FileEntry, PlatformClient } from './client.js'
 import { Crc32c, crc32cBase64, crc32cCombine } from './crc32c.js'
+import { transferThread } from './transfer-thread.js'
 import {
   crcOfFile,
   downloadFile,
@@ -110,6 +111,8 @@ export async function downloadInParts(
   dest: string,
   opts: ParallelOptions = {},
 ): Promise<ParallelResult> {
+  // Started first: its start overlaps the first requests.
+  const thread = transferThread()
   const partBytes = PART_BYTES
   const files = partialFiles(dest)
   const origin = async () => new URL((await address()).url).origin
@@ -153,36 +156,19 @@ export async function downloadInParts(
   let fetchedDone = 0
 
   async function fetchPart(p: Part) {
-    const res = await exchange(
-      'GET',
-      await address(),
-      { range: `bytes=${p.start}-${p.end}`, 'accept-encoding': 'gzip', ...(object.etag ? { 'if-match': object.etag } : {}) },
-      opts.signal,
-    ).catch((error: unknown) => {
-      if (error instanceof StorageHttpError && error.status === 412) throw new ObjectChangedError(uri)
-      throw error
-    })
-    const crc = new Crc32c()
-    let at = p.start
-    try {
-      for await (const chunk of res as AsyncIterable<Buffer>) {
-        if (at + chunk.length > p.end + 1) throw new StorageUnreachableError(await origin(), `the storage sent more than bytes ${p.start}-${p.end}`)
-        crc.update(chunk)
-        await handle.write(chunk, 0, chunk.length, at)
-        at += chunk.length
-        inFlight.set(p.index, at - p.start)
-        report()
-      }
-    } catch (error) {
-      if (opts.signal?.aborted) throw new AbortedError()
-      if (error instanceof StorageUnreachableError || (error as NodeJS.ErrnoException).syscall) throw error
-      throw new StorageUnreachableError(await origin(), (error as Error).message)
-    } finally {
-      inFlight.delete(p.index)
+    const headers = { 'accept-encoding': 'gzip', ...(object.etag ? { 'if-match': object.etag } : {}) }
+    const onBytes = (bytes: number) => {
+      inFlight.set(p.index, bytes)
+      report()
     }
-    if (at !== p.end + 1)
-      throw new StorageUnreachableError(await origin(), `the connection ended after ${at - p.start} of ${partLength(p)} bytes of a part`)
-    done.set(p.index, crc.digest())
+    const fetched = await thread
+      .fetchRange(await address(), handle.fd, p, { headers, onBytes, signal: opts.signal })
+      .catch((error: unknown) => {
+        if (error instanceof StorageHttpError && error.status === 412) throw new ObjectChangedError(uri)
+        throw error
+      })
+      .finally(() => inFlight.delete(p.index))
+    done.set(p.index, fetched.crc32c)
     fetchedDone += partLength(p)
     report()
     await save()

@@ -8,11 +8,12 @@
  * progress is a callback.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createReadStream, createWriteStream, writeSync } from 'node:fs'
 import { link, rename, rm } from 'node:fs/promises'
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { basename, dirname, join } from 'node:path'
+import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { AbortedError } from './client.js'
 import { Crc32c } from './crc32c.js'
@@ -289,6 +290,51 @@ export async function crcOfFile(file: string, crc: Crc32c, range: { start?: numb
   const end = range.length === undefined ? undefined : start + range.length - 1
   for await (const chunk of createReadStream(file, { start, end, highWaterMark: CHUNK_BYTES, signal: range.signal })) crc.update(chunk as Buffer)
   return crc
+}
+
+/**
+ * GETs bytes `start` to `end` (inclusive) of a signed download address and writes each chunk at
+ * its offset in the open file `fd` as it arrives, checksummed on the way: the parts of a download
+ * in parts (cli/download.ts), run in the transfer thread (cli/transfer-thread.ts). The writes are
+ * synchronous: one writer of the file, no thread pool round trip and no promise per 64 KiB, which
+ * on two cores took a third of the CPU a GiB costs (docs/benchmarks.md). `onBytes` is told the
+ * bytes written so far. A refusal is the storage's StorageHttpError (412 when `if-match` no longer
+ * holds); a connection that ends early or sends more than the range, a StorageUnreachableError.
+ */
+export async function fetchRange(
+  signed: Signed,
+  fd: number,
+  range: { start: number; end: number },
+  opts: { headers?: OutgoingHttpHeaders; onBytes?: (bytes: number) => void; signal?: AbortSignal } = {},
+): Promise<{ crc32c: number; bytes: number }> {
+  const origin = new URL(signed.url).origin
+  const res = await exchange('GET', signed, { ...opts.headers, range: `bytes=${range.start}-${range.end}` }, opts.signal)
+  const crc = new Crc32c()
+  const length = range.end - range.start + 1
+  let at = range.start
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (at + chunk.length > range.end + 1) return done(new StorageUnreachableError(origin, `the storage sent more than bytes ${range.start}-${range.end}`))
+      try {
+        crc.update(chunk)
+        writeSync(fd, chunk, 0, chunk.length, at)
+      } catch (error) {
+        return done(error as Error)
+      }
+      at += chunk.length
+      opts.onBytes?.(at - range.start)
+      done()
+    },
+  })
+  try {
+    await pipeline(res, sink)
+  } catch (error) {
+    if (opts.signal?.aborted) throw new AbortedError()
+    if (error instanceof StorageUnreachableError || (error as NodeJS.ErrnoException).syscall) throw error
+    throw new StorageUnreachableError(origin, networkReason(error))
+  }
+  if (at !== range.end + 1) throw new StorageUnreachableError(origin, `the connection ended after ${at - range.start} of ${length} bytes of a part`)
+  return { crc32c: crc.digest(), bytes: length }
 }
 
 /** A temporary file beside `dest` (the same file system: the final rename is atomic). */
