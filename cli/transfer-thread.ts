@@ -45,7 +45,8 @@ export type WireError =
   | { kind: 'other'; message: string }
 
 export function toWire(error: unknown): WireError {
-  if (error instanceof StorageHttpError) return { kind: 'storage-http', method: error.method, status: error.status, code: error.code, detail: error.detail }
+  if (error instanceof StorageHttpError)
+    return { kind: 'storage-http', method: error.method, status: error.status, code: error.code, detail: error.detail }
   if (error instanceof StorageUnreachableError) return { kind: 'storage-unreachable', origin: error.origin, reason: error.reason }
   if (error instanceof AbortedError) return { kind: 'aborted' }
   const e = error as NodeJS.ErrnoException

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, readlinkSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -177,6 +177,34 @@ describe('transfers through a signed address', () => {
       code: 'SignatureDoesNotMatch',
       detail: 'Nope.',
     })
+  })
+
+  it('stops sending when the storage refuses before reading the body, answering the refusal and leaving the file closed', async () => {
+    // Cloud Storage answers a bad signature as soon as it has the headers, and closes the connection.
+    const refusing = createServer((req, res) => {
+      res.writeHead(403, { 'content-type': 'application/xml', connection: 'close' })
+      res.end('<Error><Code>SignatureDoesNotMatch</Code><Message>Refused early.</Message></Error>', () => req.socket.destroy())
+    })
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve))
+    try {
+      const file = join(dir, 'refused-early.bin')
+      await writeFile(file, randomBytes(32 * 1024 * 1024))
+      const address = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/bucket/object`
+      await expect(uploadFile({ url: address }, file, 32 * 1024 * 1024)).rejects.toMatchObject({ name: 'StorageHttpError', status: 403 })
+      // The file's descriptor is closed once the request is over, not left to a write that is never called back.
+      const open = () =>
+        readdirSync('/proc/self/fd').filter((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`) === file
+          } catch {
+            return false
+          }
+        })
+      await expect.poll(open, { timeout: 5_000 }).toEqual([])
+    } finally {
+      refusing.closeAllConnections()
+      await new Promise((resolve) => refusing.close(resolve))
+    }
   })
 
   it('downloads into a temporary file, then into place once the checksum the storage announces matches', async () => {
