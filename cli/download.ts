@@ -76,6 +76,8 @@ export interface ParallelResult {
   local: Checksums
   remote: Checksums
   verified: Verified
+  /** From the first request to the storage (the signed address in hand) to the file in place: what curl would take for the same bytes. */
+  seconds: number
 }
 
 const header = (res: IncomingMessage, name: string) => {
@@ -118,7 +120,9 @@ export async function downloadInParts(
   const origin = async () => new URL((await address()).url).origin
 
   // The first byte: the object's size, version and checksums, before anything is decided.
-  const probe = await exchange('GET', await address(), { range: 'bytes=0-0', 'accept-encoding': 'gzip' }, opts.signal)
+  const first = await address()
+  const started = performance.now()
+  const probe = await exchange('GET', first, { range: 'bytes=0-0', 'accept-encoding': 'gzip' }, opts.signal)
   probe.destroy()
   const total = /\/(\d+)$/.exec(header(probe, 'content-range') ?? '')?.[1]
   if (probe.statusCode !== 206 || total === undefined) {
@@ -221,7 +225,8 @@ export async function downloadInParts(
     await rm(files.part, { force: true })
   }
   await rm(files.state, { force: true })
-  return { bytes: object.size, fetched: fetchedDone, resumed: decision.resume && kept > 0, local, remote, verified }
+  const seconds = (performance.now() - started) / 1000
+  return { bytes: object.size, fetched: fetchedDone, resumed: decision.resume && kept > 0, local, remote, verified, seconds }
 }
 
 /**
@@ -247,6 +252,8 @@ export interface Downloaded {
   inParts: boolean
   remote: Checksums
   verified: Verified
+  /** The transfer itself, from the first request to the storage to the file in place (ParallelResult.seconds). */
+  seconds: number
 }
 
 /**
@@ -269,8 +276,11 @@ export async function downloadObject(
     )
     return { ...got, inParts: true }
   }
-  const got = await downloadFile(await client.downloadUrl(project, entry.path), dest, opts)
-  return { bytes: got.bytes, fetched: got.bytes, resumed: false, inParts: false, remote: got.remote, verified: got.verified }
+  const signed = await client.downloadUrl(project, entry.path)
+  const started = performance.now()
+  const got = await downloadFile(signed, dest, opts)
+  const seconds = (performance.now() - started) / 1000
+  return { bytes: got.bytes, fetched: got.bytes, resumed: false, inParts: false, remote: got.remote, verified: got.verified, seconds }
 }
 
 /** The storage's checksums of a file, from the headers of a read of its first byte (nothing else is fetched). */

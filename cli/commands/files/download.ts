@@ -87,7 +87,7 @@ export function register(files: Command, cli: Cli) {
           if (inParts && (error instanceof StorageUnreachableError || error instanceof StorageHttpError)) session.out.note(kept)
           throw error
         }
-        const seconds = progress.seconds
+        const { seconds } = got
         const result = {
           ...entry,
           local: resolve(dest),
