@@ -8,8 +8,8 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
 
 /**
  * The CLI's transfer benchmark (npm run bench:cli-upload). Starts the local suite, writes a file of
- * BENCH_FILE_MIB (default 1024) beside its buckets, then BENCH_ROUNDS times (default 3), one after
- * the other so that a change of load on the machine weighs on all alike:
+ * BENCH_FILE_MIB (default 1024) beside its buckets, uploads it once as the object every download
+ * reads, then BENCH_ROUNDS times (default 6):
  *
  *   curl PUT      `curl -T` of the file to a fresh signed upload address (one PUT)
  *   curl session  `curl` starting a resumable session from a fresh signed POST address, then `curl -T`
@@ -17,11 +17,20 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
  *   upload        `platform files upload` (the binary): a resumable session, the file in one request,
  *                 its CRC32C computed as it goes, compared with the storage's at the end
  *   curl GET      `curl -o` of the object from a fresh signed download address
- *   download      `platform files download` of that object: CRC32C computed, compared, renamed into place
+ *   download      `platform files download` of the object: in parts, CRC32C computed, compared, renamed into place
  *
- * For the CLI it reports the transfer (its own `seconds`) and the whole command (Node and tsx
- * starting, the signed address asked for, the file looked up); the ratios compare the transfer
- * with curl's (target: at least 0.8×). Then, once, the upload is killed (SIGKILL) when the session
+ * Every transfer starts from the same state: dirty pages written out (`sync`), and the 1 GiB the
+ * previous one wrote removed (its object, or its downloaded file). This machine is a virtual one
+ * that hands the memory a removed file freed back to its host: writing 1 GiB into new pages took
+ * 0.4 s, 2.1 s and 2.5 s for three files in a row (dd), so a transfer that writes right after
+ * others pays for theirs. The order of the uploads turns each round (each comes first, second
+ * and third equally often over three rounds), as does that of the two downloads, so that no tool
+ * always takes the same place.
+ *
+ * For the CLI it reports the transfer (its own `seconds`: from the first request to the storage,
+ * the signed address in hand, as curl's) and the whole command (Node and tsx starting, the signed
+ * address asked for, the file looked up); the ratios compare the transfer with curl's (target:
+ * at least 0.8×). Then, once, the upload is killed (SIGKILL) when the session
  * holds half the file, and run again: the bytes sent again are what the killed process had written
  * to its socket (/proc/<pid>/io wchar, read while it is stopped just before the kill) beyond what
  * the resumed run found stored (target: under one chunk, RESEND_TARGET_MIB).
@@ -31,7 +40,7 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
  * (its emulators too) and exits, also on an error, Ctrl-C or SIGTERM.
  */
 const FILE_MIB = Number(process.env.BENCH_FILE_MIB ?? 1024)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
 const TARGET_VS_CURL = 0.8
 /**
  * The CLI sends a session's bytes in one request (cli/resumable.ts WHOLE_FILE), so "one chunk" of the
@@ -74,7 +83,11 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 const mib = (bytes: number) => bytes / 1024 / 1024
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = sorted.length / 2
+  return sorted.length === 0 ? NaN : Number.isInteger(mid) ? (sorted[mid - 1]! + sorted[mid]!) / 2 : sorted[Math.floor(mid)]!
+}
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-')
 
 async function timed(f: () => Promise<unknown>): Promise<number> {
@@ -247,36 +260,63 @@ async function main() {
   }
   const load: number[] = []
   const downloaded = join(work, 'downloaded.bin')
+  const removeObject = (path: string) =>
+    fetch(`${suite.suite.services.files}/api/v1/files?path=${encodeURIComponent(path)}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${suite.suite.token}`, 'x-project-id': suite.suite.project_id },
+    }).then(async (res) => {
+      if (res.status !== 204 && res.status !== 200) throw new Error(`DELETE ${path} answered ${res.status}: ${await res.text()}`)
+    })
+
+  // The object every download reads, uploaded once.
+  const readFrom = 'bench/download-source.bin'
+  await platform(['files', 'upload', source, readFrom, '--overwrite'], env)
+
+  const uploads: Record<'curlPut' | 'curlSession' | 'upload', (path: string) => Promise<void>> = {
+    curlPut: async (path) => void rows.curlPut.push(await curlPut(suite, source, path)),
+    curlSession: async (path) => void rows.curlSession.push(await curlSession(suite, source, path)),
+    upload: async (path) => {
+      const up = await platform(['files', 'upload', source, path], env)
+      if (up.json.verified !== 'crc32c') throw new Error(`the upload was verified with ${up.json.verified}`)
+      rows.upload.push(up.json.seconds)
+      rows.uploadWall.push(up.wall)
+    },
+  }
+  const downloads: Record<'curlGet' | 'download', () => Promise<void>> = {
+    curlGet: async () => {
+      rows.curlGet.push(await curlGet(suite, readFrom, downloaded))
+      if ((await stat(downloaded)).size !== size) throw new Error('the curl download has another size')
+    },
+    download: async () => {
+      const down = await platform(['files', 'download', readFrom, downloaded, '--overwrite'], env)
+      if (down.json.verified !== 'crc32c') throw new Error(`the download was verified with ${down.json.verified}`)
+      if ((await stat(downloaded)).size !== size) throw new Error('the download has another size')
+      rows.download.push(down.json.seconds)
+      rows.downloadWall.push(down.wall)
+    },
+  }
+  const turned = <T>(xs: T[], by: number) => xs.map((_, i) => xs[(i + by) % xs.length]!)
   for (let round = 1; round <= ROUNDS && !signalled; round++) {
     load.push(loadavg()[0]!)
-    await settle()
-    rows.curlPut.push(await curlPut(suite, source, `bench/curl-${round}.bin`))
-    await settle()
-    rows.curlSession.push(await curlSession(suite, source, `bench/curl-session-${round}.bin`))
-    await settle()
-    const up = await platform(['files', 'upload', source, `bench/upload-${round}.bin`], env)
-    if (up.json.verified !== 'crc32c') throw new Error(`the upload was verified with ${up.json.verified}`)
-    rows.upload.push(up.json.seconds)
-    rows.uploadWall.push(up.wall)
-    await settle()
-    rows.curlGet.push(await curlGet(suite, `bench/upload-${round}.bin`, downloaded))
-    if ((await stat(downloaded)).size !== size) throw new Error('the curl download has another size')
-    await rm(downloaded)
-    await settle()
-    const down = await platform(['files', 'download', `bench/upload-${round}.bin`, downloaded, '--overwrite'], env)
-    if (down.json.verified !== 'crc32c') throw new Error(`the download was verified with ${down.json.verified}`)
-    rows.download.push(down.json.seconds)
-    rows.downloadWall.push(down.wall)
-    if ((await stat(downloaded)).size !== size) throw new Error('the download has another size')
-    await rm(downloaded)
-    for (const path of [`bench/curl-${round}.bin`, `bench/curl-session-${round}.bin`, `bench/upload-${round}.bin`])
-      await platform(['files', 'rm', path, '--yes'], env)
+    const order = turned(['curlPut', 'curlSession', 'upload'] as const, round - 1)
+    for (const name of order) {
+      await settle()
+      const path = `bench/${name}-${round}.bin`
+      await uploads[name](path)
+      await removeObject(path)
+    }
+    for (const name of turned(['curlGet', 'download'] as const, round - 1)) {
+      await settle()
+      await downloads[name]()
+      await rm(downloaded)
+    }
     process.stdout.write(
-      `round ${round}: curl PUT ${fmt(rows.curlPut.at(-1)!, 2)} s, curl session ${fmt(rows.curlSession.at(-1)!, 2)} s, ` +
+      `round ${round} (uploads ${order.join(', ')}): curl PUT ${fmt(rows.curlPut.at(-1)!, 2)} s, curl session ${fmt(rows.curlSession.at(-1)!, 2)} s, ` +
         `upload ${fmt(rows.upload.at(-1)!, 2)} s (command ${fmt(rows.uploadWall.at(-1)!, 2)} s), ` +
         `curl GET ${fmt(rows.curlGet.at(-1)!, 2)} s, download ${fmt(rows.download.at(-1)!, 2)} s (command ${fmt(rows.downloadWall.at(-1)!, 2)} s)\n`,
     )
   }
+  await removeObject(readFrom)
   if (signalled) return
   process.stdout.write('killing an upload at half the file, then resuming it…\n')
   const resume = await killedAtHalf(dataDir, source, size, 'bench/killed.bin', env)
