@@ -48,7 +48,7 @@ export const EXIT_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
   [EXIT.internal, 'unexpected error'],
   [EXIT.checksum, "files upload, files download: the checksum of the bytes transferred differs from the storage's"],
   [EXIT.someFailed, 'files upload -r, files download -r: some files failed (the others were transferred; the summary names the failed ones)'],
-  [EXIT.interrupted, 'interrupted (Ctrl-C)'],
+  [EXIT.interrupted, 'interrupted (Ctrl-C; a transfer also by SIGTERM)'],
 ]
 
 /** An error the CLI explains itself: the message is printed as is and the process exits with `code`. */

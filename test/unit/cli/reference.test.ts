@@ -31,7 +31,7 @@ describe('the CLI reference', () => {
   it('names every command and subcommand, and every option of each, with the exit codes on the index', () => {
     const all = [...pages.values()].join('\n')
     for (const path of commandPaths()) expect(all).toContain(`platform ${path}\n`)
-    expect(pages.get('index.md')).toContain('| 130 | interrupted (Ctrl-C) |')
+    expect(pages.get('index.md')).toContain('| 130 | interrupted (Ctrl-C; a transfer also by SIGTERM) |')
     expect(pages.get('files.md')).toContain('`--overwrite`')
     expect(pages.get('files.md')).not.toContain('`--force`')
   })
