@@ -132,6 +132,8 @@ const hashHeaders = (d: Digests) => ({
 
 /** How long a resumable session can be used: a week from its start, as Cloud Storage's. */
 export const SESSION_LIFETIME_MS = 7 * 24 * 3600 * 1000
+const SWEEP_EVERY_MS = 3600 * 1000
+const SWEEP_GRACE_MS = 24 * 3600 * 1000
 
 const headerOf = (req: IncomingMessage, name: string) => {
   const v = req.headers[name]
@@ -269,6 +271,21 @@ export function createStorageServer(opts: StorageServerOptions): Server {
     res.end()
   }
 
+  /**
+   * Expired sessions' bytes are removed when a session starts, at most once an hour: a suite that
+   * is used keeps no abandoned upload's gigabytes longer than a day past its week. A day's grace,
+   * so that a request still writing when its session expired is not cut from under it.
+   */
+  let sweptAt = -Infinity
+  function sweepExpiredSessions(now: Date) {
+    if (now.getTime() - sweptAt < SWEEP_EVERY_MS) return
+    sweptAt = now.getTime()
+    storage
+      .sweepSessions(new Date(now.getTime() - SWEEP_GRACE_MS))
+      .then((swept) => swept && opts.log?.info('expired upload sessions removed', { swept }))
+      .catch((error: unknown) => opts.log?.warn('expired upload sessions could not be removed', { error }))
+  }
+
   /** POST with `x-goog-resumable: start`: a session for the object, its URI in Location (201). */
   async function startSession(req: IncomingMessage, res: ServerResponse, host: string, rawPath: string, bucket: string, object: string) {
     if (!fileOk(bucket, object)) throw new HttpFailure(400, 'InvalidArgument', `The object name ${JSON.stringify(object)} cannot be stored.`)
@@ -276,6 +293,7 @@ export function createStorageServer(opts: StorageServerOptions): Server {
     // Checked now to refuse early, and again when the last byte arrives.
     if (generation !== undefined && !atGeneration(generation, await storage.stat(bucket, object))) throw preconditionFailed()
     const now = clock.now()
+    sweepExpiredSessions(now)
     const session = await storage.startSession(bucket, object, {
       contentType: headerOf(req, 'content-type'),
       ifGenerationMatch: generation,

@@ -418,6 +418,31 @@ export class LocalObjectStorage implements ObjectStorage {
     }
   }
 
+  /**
+   * Removes the sessions that expired before `expiredBefore`, with the bytes they held: Cloud
+   * Storage forgets a session a week after its start, and its URI answers 404 either way (the
+   * storage server answers so from the expiry it keeps). How many were removed.
+   */
+  async sweepSessions(expiredBefore: Date): Promise<number> {
+    const dir = join(this.root, '.sessions')
+    const names = await readdir(dir).catch(() => [] as string[])
+    let swept = 0
+    for (const name of names) {
+      const files = name.endsWith('.json') ? this.sessionFiles(name.slice(0, -'.json'.length)) : undefined
+      if (!files) continue
+      const meta = await readFile(files.meta, 'utf8').then(
+        (t) => JSON.parse(t) as SessionMeta,
+        () => undefined,
+      )
+      if (!meta || !(Date.parse(meta.expires_at) < expiredBefore.getTime())) continue
+      this.sessionDigests.delete(name.slice(0, -'.json'.length))
+      await rm(files.data, { force: true })
+      await rm(files.meta, { force: true })
+      swept++
+    }
+    return swept
+  }
+
   /** Cancels an open session, dropping its bytes; false when there was no open session. */
   async cancelSession(id: string): Promise<boolean> {
     const session = await this.uploadSession(id)

@@ -217,6 +217,33 @@ describe('resumable uploads on the local storage server', async () => {
     }
   })
 
+  it('removes the bytes of a session a day past its week when a session starts; its URI answers 404 as before', async () => {
+    const expired = await start('swept/expired.bin')
+    await chunk(expired, randomBytes(RESUMABLE_GRANULARITY), 0, '*')
+    const files = (session: string) => {
+      const id = new URL(session).searchParams.get('upload_id')!
+      return readdirSync(join(root, '.sessions')).filter((f) => f === `${id}.json` || f === `${id}.data`)
+    }
+    expect(files(expired)).toHaveLength(2)
+    const started = now
+    try {
+      // Within the day's grace after the week: kept.
+      now = new Date(started.getTime() + SESSION_LIFETIME_MS + 3600_000)
+      const kept = await start('swept/kept.bin')
+      expect([(await status(expired, '*')).status, files(expired).length]).toEqual([404, 2])
+      // Later than that, the next session's start removes it (the sweep runs at most once an hour).
+      now = new Date(started.getTime() + SESSION_LIFETIME_MS + 2 * 24 * 3600_000)
+      const fresh = await start('swept/fresh.bin')
+      await expect.poll(() => files(expired), { timeout: 5_000 }).toEqual([])
+      expect((await status(expired, '*')).code).toBe('NoSuchUpload')
+      expect([files(fresh).length, (await status(fresh, '*')).status]).toEqual([2, 308])
+      // The session started within the hour before is not a week old: kept too.
+      expect(files(kept)).toHaveLength(2)
+    } finally {
+      now = started
+    }
+  })
+
   it("holds a create-only start's precondition at the end: an object that appeared meanwhile is kept (412), and the session is gone", async () => {
     const session = await start('precondition/object.bin', { 'x-goog-if-generation-match': '0' })
     await storage.write('lab-bucket', 'precondition/object.bin', 'there first\n')
