@@ -277,7 +277,7 @@ async function main() {
     curlSession: async (path) => void rows.curlSession.push(await curlSession(suite, source, path)),
     upload: async (path) => {
       const up = await platform(['files', 'upload', source, path], env)
-      if (up.json.verified !== 'crc32c') throw new Error(`the upload was verified with ${up.json.verified}`)
+      if (up.json.verified !== 'crc32c+md5') throw new Error(`the upload was verified with ${up.json.verified}`)
       rows.upload.push(up.json.seconds)
       rows.uploadWall.push(up.wall)
     },

@@ -4,8 +4,9 @@ import { AbortedError } from './client.js'
 import { StorageHttpError, StorageUnreachableError } from './transfer.js'
 
 /**
- * The thread the bytes of a download in parts move in (cli/transfer-worker.ts runs there): a V8
- * heap of its own, holding little beyond the transfer's code. In the CLI's thread, whose heap
+ * The thread the bytes of a download in parts move in, and where a large upload's file is hashed
+ * with MD5 while it is sent (cli/transfer-worker.ts runs there): a V8 heap of its own, holding
+ * little beyond the transfer's code, and a core of its own where there is one. In the CLI's thread, whose heap
  * holds every command, each 64 KiB a socket reads is a new buffer, and V8 answered a gigabyte of
  * them with a full garbage collection every 16 MiB (64 of them per GiB, a quarter of the CPU the
  * download took); in a thread of its own, none. The CLI's thread stays free for the progress
@@ -28,13 +29,15 @@ export type ToTransferThread =
       range: { start: number; end: number }
       headers?: OutgoingHttpHeaders
     }
+  | { type: 'md5Of'; id: number; file: string }
   | { type: 'abort'; id: number }
 
 /** What the transfer thread answers: progress (bytes so far), the result, or the failure. */
 export type FromTransferThread =
-  | { type: 'progress'; id: number; bytes: number }
-  | { type: 'result'; id: number; value: { crc32c: number; bytes: number } }
-  | { type: 'failed'; id: number; error: WireError }
+  { type: 'progress'; id: number; bytes: number } | { type: 'result'; id: number; value: unknown } | { type: 'failed'; id: number; error: WireError }
+
+/** A call the transfer thread takes, without its id. */
+type Call = ToTransferThread extends infer T ? (T extends { type: 'abort' } ? never : Omit<T, 'id'>) : never
 
 /** An error as it crosses between threads (a structured clone keeps an Error's message, not its class or fields). */
 export type WireError =
@@ -79,7 +82,7 @@ function bootstrap(entry: URL): string {
 }
 
 interface Pending {
-  resolve: (value: { crc32c: number; bytes: number }) => void
+  resolve: (value: unknown) => void
   reject: (error: Error) => void
   onBytes?: (bytes: number) => void
 }
@@ -89,9 +92,8 @@ class TransferThread {
   private readonly pending = new Map<number, Pending>()
   private nextId = 1
 
-  constructor(onGone: () => void) {
-    this.worker = new Worker(bootstrap(new URL('./transfer-worker.ts', import.meta.url)), { eval: true })
-    this.worker.unref()
+  constructor(start: TransferThreadStart, onGone: () => void) {
+    this.worker = new Worker(bootstrap(new URL('./transfer-worker.ts', import.meta.url)), { eval: true, workerData: start })
     this.worker.on('message', (m: FromTransferThread) => {
       const call = this.pending.get(m.id)
       if (!call) return
@@ -109,6 +111,8 @@ class TransferThread {
     }
     this.worker.on('error', (error) => gone(error.message))
     this.worker.on('exit', (code) => gone(`exit code ${code}`))
+    // Idle, it never holds the process open (after the listeners: adding one holds the worker again).
+    this.worker.unref()
   }
 
   private settled(id: number) {
@@ -124,6 +128,15 @@ class TransferThread {
     range: { start: number; end: number },
     opts: { headers?: OutgoingHttpHeaders; onBytes?: (bytes: number) => void; signal?: AbortSignal } = {},
   ): Promise<{ crc32c: number; bytes: number }> {
+    return this.call({ type: 'fetchRange', signed, fd, range, headers: opts.headers }, opts) as Promise<{ crc32c: number; bytes: number }>
+  }
+
+  /** transfer.ts md5Of (the base64 MD5 of a file), in the transfer thread. */
+  md5Of(file: string, signal?: AbortSignal): Promise<string> {
+    return this.call({ type: 'md5Of', file }, { signal }) as Promise<string>
+  }
+
+  private call(call: Call, opts: { onBytes?: (bytes: number) => void; signal?: AbortSignal }): Promise<unknown> {
     if (opts.signal?.aborted) return Promise.reject(new AbortedError())
     const id = this.nextId++
     return new Promise((resolve, reject) => {
@@ -136,15 +149,37 @@ class TransferThread {
         onBytes: opts.onBytes,
       })
       this.worker.ref()
-      this.worker.postMessage({ type: 'fetchRange', id, signed, fd, range, headers: opts.headers } satisfies ToTransferThread)
+      this.worker.postMessage({ ...call, id } as ToTransferThread)
     })
   }
 }
 
+/** How a transfer thread is started. */
+export interface TransferThreadStart {
+  /**
+   * At the lowest scheduling priority (nice 19), where Linux gives each thread its own (elsewhere
+   * the priority is the whole process's, and the thread keeps the CLI's): the hash thread takes
+   * only the CPU that the transfer and the storage leave idle.
+   */
+  lowPriority: boolean
+}
+
 let thread: TransferThread | undefined
+let hasher: TransferThread | undefined
 
 /** The process's transfer thread, started now if it is not running (starting it early hides its start behind other requests). */
 export function transferThread(): TransferThread {
-  thread ??= new TransferThread(() => (thread = undefined))
+  thread ??= new TransferThread({ lowPriority: false }, () => (thread = undefined))
   return thread
+}
+
+/**
+ * The process's hash thread: a transfer thread at the lowest priority, where a large upload's MD5
+ * is computed while the file is sent. On two cores the MD5 of a GiB (1.3 s of CPU) at normal
+ * priority slowed the upload it checks by a fifth (docs/benchmarks.md); at the lowest it uses
+ * what the send leaves idle, and on a machine with a core to spare it costs nothing either way.
+ */
+export function hashThread(): TransferThread {
+  hasher ??= new TransferThread({ lowPriority: true }, () => (hasher = undefined))
+  return hasher
 }

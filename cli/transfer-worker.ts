@@ -1,14 +1,24 @@
-import { parentPort } from 'node:worker_threads'
-import { fetchRange } from './transfer.js'
-import { toWire, type FromTransferThread, type ToTransferThread } from './transfer-thread.js'
+import { setPriority } from 'node:os'
+import { parentPort, workerData } from 'node:worker_threads'
+import { fetchRange, md5Of } from './transfer.js'
+import { toWire, type FromTransferThread, type ToTransferThread, type TransferThreadStart } from './transfer-thread.js'
 
 /**
- * The transfer thread (cli/transfer-thread.ts): runs the ranges it is asked for, several at once,
- * and answers each one's progress, result or failure.
+ * The transfer thread (cli/transfer-thread.ts): runs the ranges and hashes it is asked for,
+ * several at once, and answers each one's progress, result or failure.
  */
 
 /** Progress is told at most once per MiB a range moves: a message per 64 KiB chunk would cost more than the chunk. */
 const PROGRESS_BYTES = 1024 * 1024
+
+// Linux gives each thread its own nice value (setpriority on the calling thread's id); elsewhere it would lower the whole CLI's.
+if ((workerData as TransferThreadStart).lowPriority && process.platform === 'linux') {
+  try {
+    setPriority(19)
+  } catch {
+    // not allowed here: the thread keeps the CLI's priority
+  }
+}
 
 const port = parentPort!
 const running = new Map<number, AbortController>()
@@ -27,7 +37,11 @@ port.on('message', (m: ToTransferThread) => {
     told = bytes
     post({ type: 'progress', id: m.id, bytes })
   }
-  fetchRange(m.signed, m.fd, m.range, { headers: m.headers, signal: controller.signal, onBytes })
+  const work: Promise<unknown> =
+    m.type === 'fetchRange'
+      ? fetchRange(m.signed, m.fd, m.range, { headers: m.headers, signal: controller.signal, onBytes })
+      : md5Of(m.file, controller.signal)
+  work
     .then(
       (value) => post({ type: 'result', id: m.id, value }),
       (error: unknown) => post({ type: 'failed', id: m.id, error: toWire(error) }),

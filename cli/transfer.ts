@@ -28,8 +28,8 @@ export interface Checksums {
   md5?: string
 }
 
-/** Which checksum a transfer was verified with; none when the storage gave none. */
-export type Verified = 'crc32c' | 'md5' | 'none'
+/** Which checksums a transfer was verified with; none when the storage gave none it could be compared with. */
+export type Verified = 'crc32c' | 'md5' | 'crc32c+md5' | 'none'
 
 /** The storage answered the signed address with an error (Cloud Storage's XML: <Code>, <Message>). */
 export class StorageHttpError extends Error {
@@ -77,22 +77,23 @@ export function parseGoogHash(header: string | string[] | undefined): Checksums 
   return out
 }
 
-/** The MD5 of a local file (when the storage answers an MD5 but no CRC32C: a second pass). */
+/** The MD5 of a local file (a large upload's, hashed in the transfer thread while it is sent). */
 export async function md5Of(file: string, signal?: AbortSignal): Promise<string> {
   const md5 = createHash('md5')
   for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES, signal })) md5.update(chunk as Buffer)
   return md5.digest('base64')
 }
 
-/** Compares what was computed here with what the storage says; which one was compared. */
+/**
+ * Compares every checksum computed here with the storage's of the same kind (a mismatch in either
+ * is a ChecksumMismatchError); which ones were compared.
+ */
 export function verify(local: Checksums, remote: Checksums): Verified {
-  for (const algorithm of ['crc32c', 'md5'] as const) {
-    const [mine, theirs] = [local[algorithm], remote[algorithm]]
-    if (mine === undefined || theirs === undefined) continue
-    if (mine !== theirs) throw new ChecksumMismatchError(algorithm, mine, theirs)
-    return algorithm
+  const compared = (['crc32c', 'md5'] as const).filter((algorithm) => local[algorithm] !== undefined && remote[algorithm] !== undefined)
+  for (const algorithm of compared) {
+    if (local[algorithm] !== remote[algorithm]) throw new ChecksumMismatchError(algorithm, local[algorithm]!, remote[algorithm]!)
   }
-  return 'none'
+  return compared.length === 2 ? 'crc32c+md5' : (compared[0] ?? 'none')
 }
 
 interface Signed {
@@ -215,7 +216,8 @@ async function sendFileRange(req: NodeJS.WritableStream, file: string, range: { 
 
 /**
  * PUTs `file` (`size` bytes) to a signed upload address with the headers it was signed with,
- * computing its CRC32C as it streams; answers the storage's checksums of what it stored and ours.
+ * computing its CRC32C and MD5 as it streams (the CLI sends files of at most 8 MiB so: the MD5
+ * costs milliseconds); answers the storage's checksums of what it stored and ours.
  */
 export async function uploadFile(
   signed: Signed,
@@ -224,10 +226,12 @@ export async function uploadFile(
   opts: TransferOptions = {},
 ): Promise<{ local: Checksums; remote: Checksums; storedSize?: number }> {
   const crc = new Crc32c()
+  const md5 = createHash('md5')
   let moved = 0
   const res = await exchange('PUT', signed, { 'content-length': size }, opts.signal, (req) =>
     sendFileRange(req, file, { start: 0, end: size - 1 }, (chunk) => {
       crc.update(chunk)
+      md5.update(chunk)
       moved += chunk.length
       opts.onProgress?.(moved)
     }),
@@ -236,7 +240,7 @@ export async function uploadFile(
   const stored = res.headers['x-goog-stored-content-length']
   if (moved !== size) throw new StorageUnreachableError(new URL(signed.url).origin, `${file} changed while it was read: ${moved} bytes of ${size}`)
   return {
-    local: { crc32c: crc.base64() },
+    local: { crc32c: crc.base64(), md5: md5.digest('base64') },
     remote: parseGoogHash(res.headers['x-goog-hash']),
     storedSize: stored === undefined ? undefined : Number(stored),
   }

@@ -9,12 +9,12 @@ import { CliError, EXIT, usageError } from './errors.js'
 import { contentTypeOf, interruptible, intoFolder } from './files.js'
 import { formatBytes, formatTransfer } from './output.js'
 import { Progress } from './progress.js'
+import { hashThread } from './transfer-thread.js'
 import { chunkBytesOf, isResumable, nextChunk, sessionKey, type UploadIdentity } from './resumable.js'
 import {
   cancelSession,
   ChecksumMismatchError,
   crcOfFile,
-  md5Of,
   putChunk,
   sessionStatus,
   startSession,
@@ -149,6 +149,11 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
   const progress = opts.onProgress ? undefined : new Progress(session.out, info.size)
   const onProgress = opts.onProgress ?? progress!.update
   const resumable = isResumable(info.size)
+  // A large file's MD5 is computed in the hash thread while it is sent, and compared with the
+  // storage's as its CRC32C is (Cloud Storage keeps an MD5 of an object sent through one session).
+  const hashing = new AbortController()
+  const md5 = resumable ? hashThread().md5Of(resolve(local), hashing.signal) : undefined
+  md5?.catch(() => undefined)
   let sent: Sent
   try {
     if (resumable) {
@@ -173,16 +178,24 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
         seconds: (performance.now() - started) / 1000,
       }
     }
+  } catch (error) {
+    hashing.abort()
+    throw error
   } finally {
     progress?.done()
   }
-  const { seconds } = sent
+  let { seconds } = sent
   let verified
   try {
     if (sent.storedSize !== undefined && sent.storedSize !== info.size)
       throw new ChecksumMismatchError('size', `${info.size} bytes`, `${sent.storedSize} bytes`)
-    // Cloud Storage always answers a CRC32C (compared alone, as gcloud storage does); a storage that answers only an MD5 costs a second read of the file.
-    const mine = !sent.remote.crc32c && sent.remote.md5 ? { md5: await md5Of(local) } : sent.local
+    let mine = sent.local
+    if (md5 && sent.remote.md5) {
+      // The hash still under way when the last byte was stored is part of the transfer's time.
+      const waited = performance.now()
+      mine = { ...mine, md5: await md5 }
+      seconds += (performance.now() - waited) / 1000
+    }
     verified = verify(mine, sent.remote)
   } catch (error) {
     if (!(error instanceof ChecksumMismatchError)) throw error
@@ -191,6 +204,9 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
         `upload it again with --overwrite, or delete it (platform files rm ${remote})`,
       EXIT.checksum,
     )
+  } finally {
+    // A storage that answered no MD5 leaves nothing to compare it with.
+    hashing.abort()
   }
   const entry = (await client.statFile(project, remote)) ?? { path: remote, size: info.size }
   return {

@@ -75,7 +75,7 @@ describe('the CLI against the running local suite', () => {
       const local = join(folder, 'notes.txt')
       await writeFile(local, 'uploaded by the end-to-end test\n'.repeat(10_000))
       const up = parseJson<{ uri: string; verified: string; size: number }>(await cli(['files', 'upload', local, 'e2e/', '--json']))
-      expect(up).toMatchObject({ uri: 'gs://demo-lab-demo/e2e/notes.txt', verified: 'crc32c', size: 320_000 })
+      expect(up).toMatchObject({ uri: 'gs://demo-lab-demo/e2e/notes.txt', verified: 'crc32c+md5', size: 320_000 })
       expect((await cli(['files', 'rm', 'e2e/notes.txt', '--yes'])).code).toBe(0)
     } finally {
       await rm(folder, { recursive: true, force: true })

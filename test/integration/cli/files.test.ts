@@ -69,7 +69,7 @@ describe('platform files', async () => {
         local: file,
         crc32c: crcOf(data),
         md5: createHash('md5').update(data).digest('base64'),
-        verified: 'crc32c',
+        verified: 'crc32c+md5',
       })
       expect((await readFile(bucketFile('fastq/S1_R1.fastq.gz'))).equals(data)).toBe(true)
     })
@@ -102,7 +102,7 @@ describe('platform files', async () => {
       expect(onTerminal.code, onTerminal.stderr).toBe(0)
       const frames = onTerminal.stdout.split(CLEAR_LINE).filter(Boolean)
       // The last frame erased; then the final line alone.
-      expect(frames.at(-1)).toMatch(/^Uploaded \S+tty.bin to gs:\/\/\S+\/big\/tty.bin: 64.0 MiB in .*crc32c verified\n$/)
+      expect(frames.at(-1)).toMatch(/^Uploaded \S+tty.bin to gs:\/\/\S+\/big\/tty.bin: 64.0 MiB in .*crc32c\+md5 verified\n$/)
       for (const frame of frames.slice(0, -1))
         expect(frame).toMatch(/^\[[#-]{24}\]\s+\d+% {2}[\d.]+ (B|KiB|MiB) \/ 64.0 MiB( {2}.+\/s)?( {2}ETA \S+)?$/)
     })

@@ -142,7 +142,7 @@ describe('platform files upload, resumable', async () => {
       const res = await again(remote)
       expect(res.code, res.stderr).toBe(0)
       const up = parseJson<Uploaded & FileEntry>(res)
-      expect(up).toMatchObject({ path: remote, size: data.length, resumable: true, resumed_from: kept, verified: 'crc32c', crc32c: crcOf(data) })
+      expect(up).toMatchObject({ path: remote, size: data.length, resumable: true, resumed_from: kept, verified: 'crc32c+md5', crc32c: crcOf(data) })
       expect(received.bytes).toBe(data.length - kept)
       expect(res.stderr).toBe('')
       await expectStored(remote)
@@ -172,7 +172,7 @@ describe('platform files upload, resumable', async () => {
     const received = countReceived()
     const res = await again(remote)
     expect(res.code, res.stderr).toBe(0)
-    expect(parseJson<Uploaded>(res)).toMatchObject({ resumed_from: data.length, verified: 'crc32c', crc32c: crcOf(data) })
+    expect(parseJson<Uploaded>(res)).toMatchObject({ resumed_from: data.length, verified: 'crc32c+md5', crc32c: crcOf(data) })
     expect(received.bytes).toBe(0)
     await expectStored(remote)
   }, 60_000)
@@ -258,6 +258,19 @@ describe('platform files upload, resumable', async () => {
     expect(savedSessions()).toEqual([])
   }, 60_000)
 
+  it('exits 10 when the CRC32C matches but the MD5 does not: the MD5 hashed beside the transfer is compared too', async () => {
+    storage.completeSession = async (id) => {
+      const done = await original.complete(id)
+      return { ...done, digests: { ...done.digests, md5: 'AAAAAAAAAAAAAAAAAAAAAA==' } }
+    }
+    const res = await runMain(['files', 'upload', file, 'resume/md5-mismatch.cram'], { configDir: home, env })
+    expect(res.code).toBe(10)
+    const md5 = createHash('md5').update(data).digest('base64')
+    expect(res.stderr).toContain(
+      `checksum mismatch after uploading ${file} to resume/md5-mismatch.cram: md5 ${md5} here, AAAAAAAAAAAAAAAAAAAAAA== in the storage`,
+    )
+  }, 60_000)
+
   it('keeps a file of at most 8 MiB to one PUT, and sends a larger one through a session', async () => {
     let sessions = 0
     storage.startSession = (...args) => {
@@ -267,11 +280,11 @@ describe('platform files upload, resumable', async () => {
     const small = join(work, 'small.bin')
     await writeFile(small, data.subarray(0, RESUMABLE_THRESHOLD))
     const one = await runMain(['files', 'upload', small, 'resume/small.bin', '--json'], { configDir: home, env })
-    expect(parseJson<Uploaded>(one)).toMatchObject({ size: RESUMABLE_THRESHOLD, resumable: false, resumed_from: 0, verified: 'crc32c' })
+    expect(parseJson<Uploaded>(one)).toMatchObject({ size: RESUMABLE_THRESHOLD, resumable: false, resumed_from: 0, verified: 'crc32c+md5' })
     expect(sessions).toBe(0)
     await writeFile(small, data.subarray(0, RESUMABLE_THRESHOLD + 1))
     const over = await runMain(['files', 'upload', small, 'resume/larger.bin', '--json'], { configDir: home, env })
-    expect(parseJson<Uploaded>(over)).toMatchObject({ size: RESUMABLE_THRESHOLD + 1, resumable: true, verified: 'crc32c' })
+    expect(parseJson<Uploaded>(over)).toMatchObject({ size: RESUMABLE_THRESHOLD + 1, resumable: true, verified: 'crc32c+md5' })
     expect(sessions).toBe(1)
     expect(
       createHash('md5')

@@ -100,11 +100,14 @@ describe('checksums', () => {
     expect(parseGoogHash(undefined)).toEqual({})
   })
 
-  it('verifies with the CRC32C when both sides have one, else the MD5, and says when neither could be', () => {
-    expect(verify({ crc32c: 'a', md5: 'x' }, { crc32c: 'a', md5: 'y' })).toBe('crc32c')
+  it('verifies every checksum both sides have (CRC32C and MD5 where the storage gives both), and says when none could be', () => {
+    expect(verify({ crc32c: 'a', md5: 'x' }, { crc32c: 'a', md5: 'x' })).toBe('crc32c+md5')
+    expect(verify({ crc32c: 'a', md5: 'x' }, { crc32c: 'a' })).toBe('crc32c')
     expect(verify({ md5: 'x' }, { crc32c: 'a', md5: 'x' })).toBe('md5')
     expect(verify({ crc32c: 'a' }, {})).toBe('none')
     expect(() => verify({ crc32c: 'a' }, { crc32c: 'b' })).toThrow(ChecksumMismatchError)
+    // A matching CRC32C does not excuse a differing MD5.
+    expect(() => verify({ crc32c: 'a', md5: 'x' }, { crc32c: 'a', md5: 'y' })).toThrow(expect.objectContaining({ algorithm: 'md5' }))
   })
 
   it('explains a mismatch with exit code 10, and the storage refusing a signed address by its status', () => {
@@ -160,7 +163,11 @@ describe('transfers through a signed address', () => {
     expect(received.headers).toMatchObject({ 'content-type': 'application/octet-stream', 'content-length': String(data.length) })
     expect(received.headers!.authorization).toBeUndefined()
     expect(received.body!.equals(data)).toBe(true)
-    expect(sent).toEqual({ local: { crc32c: b64crc(data) }, remote: { crc32c: b64crc(data), md5: b64md5(data) }, storedSize: data.length })
+    expect(sent).toEqual({
+      local: { crc32c: b64crc(data), md5: b64md5(data) },
+      remote: { crc32c: b64crc(data), md5: b64md5(data) },
+      storedSize: data.length,
+    })
     expect(seen).toEqual([4 * 1024 * 1024, 8 * 1024 * 1024, data.length])
   })
 

@@ -1,13 +1,17 @@
-import { randomBytes } from 'node:crypto'
-import { mkdtemp, open, readFile, rm } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AbortedError } from '../../../cli/client.js'
 import { crc32c } from '../../../cli/crc32c.js'
-import { fromWire, toWire, transferThread } from '../../../cli/transfer-thread.js'
+import { fromWire, hashThread, toWire, transferThread } from '../../../cli/transfer-thread.js'
 import { StorageHttpError, StorageUnreachableError } from '../../../cli/transfer.js'
 
 describe('errors crossing into the CLI thread', () => {
@@ -106,6 +110,38 @@ describe('a range fetched in the transfer thread', () => {
       await expect(stopped).rejects.toBeInstanceOf(AbortedError)
     } finally {
       await file.close()
+    }
+  })
+})
+
+describe('the transfer and hash threads', () => {
+  it('never hold the process open when idle: a command that failed before its first range still exits', async () => {
+    const module = fileURLToPath(new URL('../../../cli/transfer-thread.ts', import.meta.url))
+    const script = `import { transferThread, hashThread } from ${JSON.stringify(module)}; transferThread(); hashThread(); console.log('started')`
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 20_000 })
+    expect(stdout.trim()).toBe('started')
+  })
+
+  it('hashes a file with MD5 in the hash thread, below the CLI’s priority where Linux allows a thread its own', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-hash-thread-'))
+    // The thread's own nice value (/proc/<pid>/task/<tid>/stat, field 19).
+    const nice = (tid: string | number) => {
+      const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8')
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
+    }
+    const before = process.platform === 'linux' ? nice(process.pid) : 0
+    try {
+      const data = randomBytes(5 * 1024 * 1024 + 3)
+      const file = join(dir, 'reads.bin')
+      await writeFile(file, data)
+      expect(await hashThread().md5Of(file)).toBe(createHash('md5').update(data).digest('base64'))
+      if (process.platform === 'linux') {
+        expect(readdirSync(`/proc/${process.pid}/task`).map(nice)).toContain(19)
+        // The test's own thread keeps its priority.
+        expect(nice(process.pid)).toBe(before)
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
     }
   })
 })
