@@ -15,7 +15,8 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
  *   curl session  `curl` starting a resumable session from a fresh signed POST address, then `curl -T`
  *                 of the whole file to the session URI in one request
  *   upload        `platform files upload` (the binary): a resumable session, the file in one request,
- *                 its CRC32C computed as it goes, compared with the storage's at the end
+ *                 its CRC32C computed as it goes and its MD5 in a hash thread beside it, both compared
+ *                 with the storage's at the end
  *   curl GET      `curl -o` of the object from a fresh signed download address
  *   download      `platform files download` of the object: in parts, CRC32C computed, compared, renamed into place
  *
@@ -327,8 +328,8 @@ async function main() {
   const table: Array<[string, number, number]> = [
     ['curl PUT to a signed address (one request)', m.curlPut, m.curlPut],
     ['curl: resumable session, the file in one PUT', m.curlSession, m.curlPut],
-    ['platform files upload: the transfer, a resumable session, CRC32C', m.upload, m.curlPut],
-    ['platform files upload: the whole command', m.uploadWall, m.curlPut],
+    ['platform files upload: the transfer (resumable session, CRC32C)', m.upload, m.curlPut],
+    ['platform files upload: the whole command (with the MD5)', m.uploadWall, m.curlPut],
     ['curl GET from a signed address', m.curlGet, m.curlGet],
     ['platform files download: the transfer, CRC32C', m.download, m.curlGet],
     ['platform files download: the whole command', m.downloadWall, m.curlGet],

@@ -24,6 +24,8 @@ export interface CliEnv {
   noColor: boolean
   /** PLATFORM_UPLOAD_CHUNK_MIB: the chunk size of resumable uploads, in MiB (cli/resumable.ts). */
   uploadChunkMib?: string
+  /** PLATFORM_UPLOAD_MD5: on (default) or off, whether an upload's MD5 is computed and compared (cli/upload.ts). */
+  uploadMd5?: string
 }
 
 export function cliEnv(env: Record<string, string | undefined>): CliEnv {
@@ -35,6 +37,7 @@ export function cliEnv(env: Record<string, string | undefined>): CliEnv {
     project: env.PLATFORM_PROJECT || undefined,
     noColor: env.NO_COLOR !== undefined,
     uploadChunkMib: env.PLATFORM_UPLOAD_CHUNK_MIB || undefined,
+    uploadMd5: env.PLATFORM_UPLOAD_MD5 || undefined,
   }
 }
 

@@ -8,7 +8,7 @@
  * progress is a callback.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { createReadStream, createWriteStream, writeSync } from 'node:fs'
+import { createWriteStream, writeSync } from 'node:fs'
 import { link, open, rename, rm } from 'node:fs/promises'
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
 import { request as httpsRequest } from 'node:https'
@@ -80,7 +80,7 @@ export function parseGoogHash(header: string | string[] | undefined): Checksums 
 /** The MD5 of a local file (a large upload's, hashed in the transfer thread while it is sent). */
 export async function md5Of(file: string, signal?: AbortSignal): Promise<string> {
   const md5 = createHash('md5')
-  for await (const chunk of createReadStream(file, { highWaterMark: CHUNK_BYTES, signal })) md5.update(chunk as Buffer)
+  await eachChunk(file, { signal }, (chunk) => void md5.update(chunk))
   return md5.digest('base64')
 }
 
@@ -166,28 +166,60 @@ export function exchange(
 }
 
 /**
- * Writes bytes `start` to `end` (inclusive) of `file` as a request's body, then ends it; `onChunk`
- * sees each chunk before it goes. The file is read CHUNK_BYTES at a time into two buffers used
- * in turn, the read of one overlapping the sending of the other, rather than into a new buffer
- * per read: a fresh 4 MiB buffer per read made a page fault per 4 KiB sent (80,000 per GiB) and
- * external memory for the garbage collector to chase (docs/benchmarks.md). A buffer is read into
- * again only once the socket has drained, as a pipe waits. Chunks larger than a socket's buffer
- * matter too: a write that the socket takes whole at once meets a connection the storage has
- * already reset before its answer to a refused request is read (with 1 MiB chunks a refusal
- * came out as ECONNRESET). A file that ends early ends the body early (the caller compares what
- * was sent with what it announced).
+ * Calls `use` with each chunk of `file` from `start` (default 0) to `end` (inclusive; default: its
+ * end), in order, and answers the bytes read. The file is read CHUNK_BYTES at a time into two
+ * buffers used in turn, the next read under way while `use` has the chunk before it, rather than
+ * into a new buffer per read: a fresh 4 MiB buffer per read made a page fault per 4 KiB (80,000
+ * per GiB) and external memory for the garbage collector to chase (docs/benchmarks.md). A chunk's
+ * buffer is read into again once `use` is done with it (its promise settled). Every local read of
+ * a transfer goes through here: the bytes sent, a file's MD5 and CRC32C, a downloaded part checked.
  */
-async function sendFileRange(req: NodeJS.WritableStream, file: string, range: { start: number; end: number }, onChunk: (chunk: Buffer) => void) {
+export async function eachChunk(
+  file: string,
+  range: { start?: number; end?: number; signal?: AbortSignal },
+  use: (chunk: Buffer) => void | Promise<void>,
+): Promise<number> {
+  const start = range.start ?? 0
+  const last = range.end ?? Number.POSITIVE_INFINITY
+  if (last < start) return 0
   const handle = await open(file, 'r')
   const buffers = [Buffer.allocUnsafeSlow(CHUNK_BYTES), Buffer.allocUnsafeSlow(CHUNK_BYTES)]
-  let at = range.start
+  let at = start
   const read = async (turn: number): Promise<Buffer | undefined> => {
-    if (at > range.end) return undefined
+    if (at > last) return undefined
     const buffer = buffers[turn % 2]!
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK_BYTES, range.end + 1 - at), at)
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK_BYTES, last + 1 - at), at)
     at += bytesRead
     return bytesRead ? buffer.subarray(0, bytesRead) : undefined
   }
+  let next: Promise<Buffer | undefined> | undefined
+  try {
+    next = read(0)
+    for (let turn = 1; ; turn++) {
+      range.signal?.throwIfAborted()
+      const chunk = await next
+      if (!chunk) break
+      next = read(turn)
+      await use(chunk)
+    }
+    return at - start
+  } finally {
+    // A read still under way when `use` failed ends before the file closes.
+    await next?.catch(() => undefined)
+    await handle.close()
+  }
+}
+
+/**
+ * Writes bytes `start` to `end` (inclusive) of `file` as a request's body (eachChunk), then ends
+ * it; `onChunk` sees each chunk before it goes. A buffer is read into again only once the socket
+ * has drained, as a pipe waits. The chunks are larger than a socket's buffer on purpose: a write
+ * that the socket takes whole at once meets a connection the storage has already reset before
+ * its answer to a refused request is read (with 1 MiB chunks a refusal came out as ECONNRESET).
+ * A file that ends early ends the body early (the caller compares what was sent with what it
+ * announced).
+ */
+async function sendFileRange(req: NodeJS.WritableStream, file: string, range: { start: number; end: number }, onChunk: (chunk: Buffer) => void) {
   // A request that fails while the body waits for the socket never drains: its close ends the wait.
   const drained = () =>
     new Promise<void>((resolve, reject) => {
@@ -195,23 +227,11 @@ async function sendFileRange(req: NodeJS.WritableStream, file: string, range: { 
       req.once('drain', () => (req.removeListener('close', closed), resolve()))
       req.once('close', closed)
     })
-  let next: Promise<Buffer | undefined> | undefined
-  try {
-    next = read(0)
-    for (let turn = 1; ; turn++) {
-      const chunk = await next
-      if (!chunk) break
-      onChunk(chunk)
-      const flowing = req.write(chunk)
-      next = read(turn)
-      if (!flowing) await drained()
-    }
-    req.end()
-  } finally {
-    // A read still under way when the request failed ends before the file closes.
-    await next?.catch(() => undefined)
-    await handle.close()
-  }
+  await eachChunk(file, range, async (chunk) => {
+    onChunk(chunk)
+    if (!req.write(chunk)) await drained()
+  })
+  req.end()
 }
 
 /**
@@ -332,9 +352,8 @@ export async function putChunk(
  */
 export async function crcOfFile(file: string, crc: Crc32c, range: { start?: number; length?: number; signal?: AbortSignal } = {}): Promise<Crc32c> {
   const start = range.start ?? 0
-  if (range.length === 0) return crc
   const end = range.length === undefined ? undefined : start + range.length - 1
-  for await (const chunk of createReadStream(file, { start, end, highWaterMark: CHUNK_BYTES, signal: range.signal })) crc.update(chunk as Buffer)
+  await eachChunk(file, { start, end, signal: range.signal }, (chunk) => void crc.update(chunk))
   return crc
 }
 

@@ -51,6 +51,7 @@ export interface Uploaded {
   crc32c: string | null
   md5: string | null
   verified: Verified
+  /** The transfer: from the first request to the storage to its last answer (a large file's MD5, when it finishes after that, is waited for beyond it). */
   seconds: number
   /** Sent through a resumable session in chunks (files above 8 MiB), or in one PUT. */
   resumable: boolean
@@ -149,10 +150,12 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
   const progress = opts.onProgress ? undefined : new Progress(session.out, info.size)
   const onProgress = opts.onProgress ?? progress!.update
   const resumable = isResumable(info.size)
+  const withMd5 = md5Wanted(session.cli.env.uploadMd5)
+  if (typeof withMd5 !== 'boolean') throw usageError(withMd5.error)
   // A large file's MD5 is computed in the hash thread while it is sent, and compared with the
   // storage's as its CRC32C is (Cloud Storage keeps an MD5 of an object sent through one session).
   const hashing = new AbortController()
-  const md5 = resumable ? hashThread().md5Of(resolve(local), hashing.signal) : undefined
+  const md5 = resumable && withMd5 ? hashThread().md5Of(resolve(local), hashing.signal) : undefined
   md5?.catch(() => undefined)
   let sent: Sent
   try {
@@ -184,17 +187,19 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
   } finally {
     progress?.done()
   }
-  let { seconds } = sent
+  const { seconds } = sent
   let verified
   try {
     if (sent.storedSize !== undefined && sent.storedSize !== info.size)
       throw new ChecksumMismatchError('size', `${info.size} bytes`, `${sent.storedSize} bytes`)
+    // The MD5 may still be under way when the last byte is stored (where the CPU had none to spare
+    // during the transfer): it is waited for here, after the transfer's time.
     let mine = sent.local
-    if (md5 && sent.remote.md5) {
-      // The hash still under way when the last byte was stored is part of the transfer's time.
-      const waited = performance.now()
-      mine = { ...mine, md5: await md5 }
-      seconds += (performance.now() - waited) / 1000
+    if (sent.remote.md5 && (withMd5 || !sent.remote.crc32c)) {
+      // Without the MD5 by choice, it is computed all the same for a storage that gives no CRC32C (a second read).
+      mine = { ...mine, md5: md5 ? await md5 : (sent.local.md5 ?? (await hashThread().md5Of(resolve(local)))) }
+    } else {
+      mine = { crc32c: mine.crc32c }
     }
     verified = verify(mine, sent.remote)
   } catch (error) {
@@ -219,6 +224,21 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
     resumable,
     resumed_from: sent.resumedFrom,
   }
+}
+
+/**
+ * Whether an upload's MD5 is computed and compared with the storage's (PLATFORM_UPLOAD_MD5: on,
+ * the default, or off); else why the setting is not understood. Cloud Storage gives every object
+ * a CRC32C and one sent in one session an MD5 too: the CRC32C is cheap (the CPU's instruction),
+ * the MD5 costs a core 1.3 s a GiB. On a machine with a core to spare (or a network slower than
+ * MD5, 800 MB/s) it is free; on two cores sending to a storage on the same machine it slowed the
+ * upload by a quarter (docs/benchmarks.md), which `off` gives back.
+ */
+export function md5Wanted(setting: string | undefined): boolean | { error: string } {
+  const value = setting?.trim().toLowerCase()
+  if (value === undefined || value === 'on') return true
+  if (value === 'off') return false
+  return { error: `PLATFORM_UPLOAD_MD5 must be on or off, not ${JSON.stringify(setting)}` }
 }
 
 /** The line `files upload` prints for a person. */

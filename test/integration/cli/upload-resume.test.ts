@@ -271,6 +271,22 @@ describe('platform files upload, resumable', async () => {
     )
   }, 60_000)
 
+  it('compares the CRC32C alone with PLATFORM_UPLOAD_MD5=off, and refuses a setting it does not know (exit 3)', async () => {
+    storage.completeSession = async (id) => {
+      const done = await original.complete(id)
+      return { ...done, digests: { ...done.digests, md5: 'AAAAAAAAAAAAAAAAAAAAAA==' } }
+    }
+    const off = await runMain(['files', 'upload', file, 'resume/md5-off.cram', '--json'], {
+      configDir: home,
+      env: { ...env, PLATFORM_UPLOAD_MD5: 'off' },
+    })
+    expect(off.code, off.stderr).toBe(0)
+    expect(parseJson<Uploaded>(off)).toMatchObject({ verified: 'crc32c', crc32c: crcOf(data) })
+    const odd = await runMain(['files', 'upload', file, 'resume/md5-odd.cram'], { configDir: home, env: { ...env, PLATFORM_UPLOAD_MD5: 'maybe' } })
+    expect(odd.code).toBe(3)
+    expect(odd.stderr).toContain('PLATFORM_UPLOAD_MD5 must be on or off, not "maybe"')
+  }, 60_000)
+
   it('keeps a file of at most 8 MiB to one PUT, and sends a larger one through a session', async () => {
     let sessions = 0
     storage.startSession = (...args) => {

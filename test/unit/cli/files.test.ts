@@ -13,14 +13,17 @@ import { contentTypeOf, intoFolder, remoteBasename } from '../../../cli/files.js
 import { formatBytes, formatTransfer } from '../../../cli/output.js'
 import { progressLine } from '../../../cli/progress.js'
 import {
+  CHUNK_BYTES,
   ChecksumMismatchError,
   downloadFile,
+  eachChunk,
   parseGoogHash,
   StorageHttpError,
   StorageUnreachableError,
   uploadFile,
   verify,
 } from '../../../cli/transfer.js'
+import { md5Wanted } from '../../../cli/upload.js'
 
 const b64crc = (data: Buffer) => {
   const out = Buffer.alloc(4)
@@ -123,6 +126,46 @@ describe('checksums', () => {
 })
 
 /** A stand-in for the storage answering signed addresses as the test says: what it received, and what it answers. */
+describe('reading a local file for a transfer', () => {
+  it('gives any range of a file in order, in chunks of at most CHUNK_BYTES, and the bytes read', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-each-chunk-'))
+    try {
+      const data = randomBytes(2 * CHUNK_BYTES + 7)
+      const file = join(dir, 'reads.bin')
+      await writeFile(file, data)
+      const size = data.length
+      const cases: Array<{ start?: number; end?: number }> = [
+        {},
+        { start: 0, end: 0 },
+        { start: CHUNK_BYTES - 1, end: CHUNK_BYTES },
+        { start: 5, end: 2 * CHUNK_BYTES + 2 },
+        { start: CHUNK_BYTES, end: 2 * CHUNK_BYTES - 1 },
+        { start: size - 1 },
+        { start: size },
+        { start: 10, end: 9 },
+        { end: size + 100 },
+      ]
+      for (const range of cases) {
+        const chunks: Buffer[] = []
+        // Copied: the buffer is read into again once this returns.
+        const read = await eachChunk(file, range, (chunk) => void chunks.push(Buffer.from(chunk)))
+        const expected = data.subarray(range.start ?? 0, range.end === undefined ? size : range.end + 1)
+        expect(Buffer.concat(chunks).equals(expected), JSON.stringify(range)).toBe(true)
+        expect(read).toBe(expected.length)
+        expect(chunks.every((c) => c.length > 0 && c.length <= CHUNK_BYTES)).toBe(true)
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('takes PLATFORM_UPLOAD_MD5 as on (the default) or off, and names anything else', () => {
+    expect([undefined, 'on', 'ON', ' on '].map(md5Wanted)).toEqual([true, true, true, true])
+    expect(md5Wanted('off')).toBe(false)
+    expect(md5Wanted('yes')).toEqual({ error: 'PLATFORM_UPLOAD_MD5 must be on or off, not "yes"' })
+  })
+})
+
 describe('transfers through a signed address', () => {
   let answer: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void = () => {}
   let received: { method?: string; headers?: IncomingMessage['headers']; body?: Buffer } = {}
