@@ -1,22 +1,26 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import { constants as os, loadavg, tmpdir } from 'node:os'
+import { availableParallelism, constants as os, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { md5Wanted } from '../cli/upload.js'
 import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../test/support/suite.js'
 
 /**
  * The CLI's transfer benchmark (npm run bench:cli-upload). Starts the local suite, writes a file of
  * BENCH_FILE_MIB (default 1024) beside its buckets, uploads it once as the object every download
- * reads, then BENCH_ROUNDS times (default 6):
+ * reads, then BENCH_ROUNDS times (default 8):
  *
  *   curl PUT      `curl -T` of the file to a fresh signed upload address (one PUT)
  *   curl session  `curl` starting a resumable session from a fresh signed POST address, then `curl -T`
  *                 of the whole file to the session URI in one request
- *   upload        `platform files upload` (the binary): a resumable session, the file in one request,
- *                 its CRC32C computed as it goes and its MD5 in a hash thread beside it, both compared
- *                 with the storage's at the end
+ *   upload        `platform files upload` (the binary) as it is by default: a resumable session, the
+ *                 file in one request, its CRC32C computed as it goes and compared with the storage's
+ *                 at the end (with the MD5 too where the machine has more than two cores:
+ *                 PLATFORM_UPLOAD_MD5=auto)
+ *   with MD5      the same with PLATFORM_UPLOAD_MD5=on: the MD5 computed in a hash thread beside the
+ *                 send, and compared too
  *   curl GET      `curl -o` of the object from a fresh signed download address
  *   download      `platform files download` of the object: in parts, CRC32C computed, compared, renamed into place
  *
@@ -24,8 +28,8 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
  * previous one wrote removed (its object, or its downloaded file). This machine is a virtual one
  * that hands the memory a removed file freed back to its host: writing 1 GiB into new pages took
  * 0.4 s, 2.1 s and 2.5 s for three files in a row (dd), so a transfer that writes right after
- * others pays for theirs. The order of the uploads turns each round (each comes first, second
- * and third equally often over three rounds), as does that of the two downloads, so that no tool
+ * others pays for theirs. The order of the uploads turns each round (each comes first, second,
+ * third and fourth equally often over four rounds), as does that of the two downloads, so that no tool
  * always takes the same place.
  *
  * For the CLI it reports the transfer (its own `seconds`: from the first request to the storage,
@@ -41,7 +45,7 @@ import { freeBasePort, repoRoot, spawnLocalSuite, type SpawnedSuite } from '../t
  * (its emulators too) and exits, also on an error, Ctrl-C or SIGTERM.
  */
 const FILE_MIB = Number(process.env.BENCH_FILE_MIB ?? 1024)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8)
 const TARGET_VS_CURL = 0.8
 /**
  * The CLI sends a session's bytes in one request (cli/resumable.ts WHOLE_FILE), so "one chunk" of the
@@ -250,11 +254,16 @@ async function main() {
   for (const [name, url] of Object.entries(suite.suite.services)) config[`${name}_url`] = url
   await writeFile(join(home, 'config.json'), JSON.stringify({ current_profile: 'local', profiles: { local: config } }))
 
-  const rows: Record<'curlPut' | 'curlSession' | 'upload' | 'uploadWall' | 'curlGet' | 'download' | 'downloadWall', number[]> = {
+  const rows: Record<
+    'curlPut' | 'curlSession' | 'upload' | 'uploadWall' | 'uploadMd5' | 'uploadMd5Wall' | 'curlGet' | 'download' | 'downloadWall',
+    number[]
+  > = {
     curlPut: [],
     curlSession: [],
     upload: [],
     uploadWall: [],
+    uploadMd5: [],
+    uploadMd5Wall: [],
     curlGet: [],
     download: [],
     downloadWall: [],
@@ -273,14 +282,22 @@ async function main() {
   const readFrom = 'bench/download-source.bin'
   await platform(['files', 'upload', source, readFrom, '--overwrite'], env)
 
-  const uploads: Record<'curlPut' | 'curlSession' | 'upload', (path: string) => Promise<void>> = {
+  // What the CLI verifies by default here: the MD5 beside the CRC32C with more than two cores (PLATFORM_UPLOAD_MD5=auto).
+  const defaultVerified = md5Wanted(undefined, { resumable: true, cores: availableParallelism() }) === true ? 'crc32c+md5' : 'crc32c'
+  const uploads: Record<'curlPut' | 'curlSession' | 'upload' | 'uploadMd5', (path: string) => Promise<void>> = {
     curlPut: async (path) => void rows.curlPut.push(await curlPut(suite, source, path)),
     curlSession: async (path) => void rows.curlSession.push(await curlSession(suite, source, path)),
     upload: async (path) => {
       const up = await platform(['files', 'upload', source, path], env)
-      if (up.json.verified !== 'crc32c+md5') throw new Error(`the upload was verified with ${up.json.verified}`)
+      if (up.json.verified !== defaultVerified) throw new Error(`the upload was verified with ${up.json.verified}, not ${defaultVerified}`)
       rows.upload.push(up.json.seconds)
       rows.uploadWall.push(up.wall)
+    },
+    uploadMd5: async (path) => {
+      const up = await platform(['files', 'upload', source, path], { ...env, PLATFORM_UPLOAD_MD5: 'on' })
+      if (up.json.verified !== 'crc32c+md5') throw new Error(`the upload with PLATFORM_UPLOAD_MD5=on was verified with ${up.json.verified}`)
+      rows.uploadMd5.push(up.json.seconds)
+      rows.uploadMd5Wall.push(up.wall)
     },
   }
   const downloads: Record<'curlGet' | 'download', () => Promise<void>> = {
@@ -299,7 +316,7 @@ async function main() {
   const turned = <T>(xs: T[], by: number) => xs.map((_, i) => xs[(i + by) % xs.length]!)
   for (let round = 1; round <= ROUNDS && !signalled; round++) {
     load.push(loadavg()[0]!)
-    const order = turned(['curlPut', 'curlSession', 'upload'] as const, round - 1)
+    const order = turned(['curlPut', 'curlSession', 'upload', 'uploadMd5'] as const, round - 1)
     for (const name of order) {
       await settle()
       const path = `bench/${name}-${round}.bin`
@@ -314,6 +331,7 @@ async function main() {
     process.stdout.write(
       `round ${round} (uploads ${order.join(', ')}): curl PUT ${fmt(rows.curlPut.at(-1)!, 2)} s, curl session ${fmt(rows.curlSession.at(-1)!, 2)} s, ` +
         `upload ${fmt(rows.upload.at(-1)!, 2)} s (command ${fmt(rows.uploadWall.at(-1)!, 2)} s), ` +
+        `with MD5 ${fmt(rows.uploadMd5.at(-1)!, 2)} s (command ${fmt(rows.uploadMd5Wall.at(-1)!, 2)} s), ` +
         `curl GET ${fmt(rows.curlGet.at(-1)!, 2)} s, download ${fmt(rows.download.at(-1)!, 2)} s (command ${fmt(rows.downloadWall.at(-1)!, 2)} s)\n`,
     )
   }
@@ -328,8 +346,10 @@ async function main() {
   const table: Array<[string, number, number]> = [
     ['curl PUT to a signed address (one request)', m.curlPut, m.curlPut],
     ['curl: resumable session, the file in one PUT', m.curlSession, m.curlPut],
-    ['platform files upload: the transfer (resumable session, CRC32C)', m.upload, m.curlPut],
-    ['platform files upload: the whole command (with the MD5)', m.uploadWall, m.curlPut],
+    [`platform files upload: the transfer (${defaultVerified})`, m.upload, m.curlPut],
+    [`platform files upload: the whole command (${defaultVerified})`, m.uploadWall, m.curlPut],
+    ['PLATFORM_UPLOAD_MD5=on: the transfer (crc32c+md5)', m.uploadMd5, m.curlPut],
+    ['PLATFORM_UPLOAD_MD5=on: the whole command', m.uploadMd5Wall, m.curlPut],
     ['curl GET from a signed address', m.curlGet, m.curlGet],
     ['platform files download: the transfer, CRC32C', m.download, m.curlGet],
     ['platform files download: the whole command', m.downloadWall, m.curlGet],
@@ -357,12 +377,15 @@ async function main() {
     samples: rows,
     mib_per_s: Object.fromEntries(Object.entries(m).map(([k, v]) => [k, rate(v)])),
     upload_vs_curl_put: m.curlPut / m.upload,
+    upload_verified: defaultVerified,
+    upload_with_md5_vs_curl_put: m.curlPut / m.uploadMd5,
     upload_vs_curl_session: m.curlSession / m.upload,
     download_vs_curl_get: m.curlGet / m.download,
     resume: { ...resume, target_bytes: RESEND_TARGET_MIB * 1024 * 1024 },
     target_vs_curl: TARGET_VS_CURL,
     target_met: {
       upload: m.curlPut / m.upload >= TARGET_VS_CURL,
+      upload_with_md5: m.curlPut / m.uploadMd5 >= TARGET_VS_CURL,
       download: m.curlGet / m.download >= TARGET_VS_CURL,
       resent_under_one_chunk: resume.resent_bytes < RESEND_TARGET_MIB * 1024 * 1024,
     },

@@ -75,7 +75,10 @@ export const ENVIRONMENT: ReadonlyArray<[name: string, meaning: string]> = [
     'PLATFORM_UPLOAD_CHUNK_MIB',
     'the chunk size of resumable uploads (files upload above 8 MiB), in MiB from 1 to 1024 (default: the rest of the file in one request)',
   ],
-  ['PLATFORM_UPLOAD_MD5', "off: an upload's MD5 is neither computed nor compared when the storage gives a CRC32C (default on: both are compared)"],
+  [
+    'PLATFORM_UPLOAD_MD5',
+    "whether an upload's MD5 is compared with the storage's beside its CRC32C: auto (the default: with more than two cores), on or off",
+  ],
 ]
 
 const ROOT_HELP = `

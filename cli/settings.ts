@@ -24,7 +24,7 @@ export interface CliEnv {
   noColor: boolean
   /** PLATFORM_UPLOAD_CHUNK_MIB: the chunk size of resumable uploads, in MiB (cli/resumable.ts). */
   uploadChunkMib?: string
-  /** PLATFORM_UPLOAD_MD5: on (default) or off, whether an upload's MD5 is computed and compared (cli/upload.ts). */
+  /** PLATFORM_UPLOAD_MD5: auto (default), on or off, whether an upload's MD5 is computed and compared (cli/upload.ts md5Wanted). */
   uploadMd5?: string
 }
 

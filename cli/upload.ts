@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
 import { basename, join, resolve } from 'node:path'
 import type { PlatformClient } from './client.js'
 import type { Session } from './context.js'
@@ -150,7 +151,7 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
   const progress = opts.onProgress ? undefined : new Progress(session.out, info.size)
   const onProgress = opts.onProgress ?? progress!.update
   const resumable = isResumable(info.size)
-  const withMd5 = md5Wanted(session.cli.env.uploadMd5)
+  const withMd5 = md5Wanted(session.cli.env.uploadMd5, { resumable, cores: availableParallelism() })
   if (typeof withMd5 !== 'boolean') throw usageError(withMd5.error)
   // A large file's MD5 is computed in the hash thread while it is sent, and compared with the
   // storage's as its CRC32C is (Cloud Storage keeps an MD5 of an object sent through one session).
@@ -227,18 +228,23 @@ export async function uploadLocalFile(session: Session, local: string, remoteArg
 }
 
 /**
- * Whether an upload's MD5 is computed and compared with the storage's (PLATFORM_UPLOAD_MD5: on,
- * the default, or off); else why the setting is not understood. Cloud Storage gives every object
- * a CRC32C and one sent in one session an MD5 too: the CRC32C is cheap (the CPU's instruction),
- * the MD5 costs a core 1.3 s a GiB. On a machine with a core to spare (or a network slower than
- * MD5, 800 MB/s) it is free; on two cores sending to a storage on the same machine it slowed the
- * upload by a quarter (docs/benchmarks.md), which `off` gives back.
+ * Whether an upload's MD5 is computed and compared with the storage's (PLATFORM_UPLOAD_MD5: auto,
+ * the default, on or off), for a file sent through a resumable session or in one PUT, on a
+ * machine of `cores` cores; else why the setting is not understood. Cloud Storage gives every
+ * object a CRC32C, always compared (the CPU's instruction: 0.13 s a GiB), and one sent in one PUT
+ * or one session an MD5 too, which costs a core 1.3 s a GiB. `auto` compares it where it is cheap:
+ * a file of at most 8 MiB (hashed in the same pass, milliseconds), and a larger one when the hash
+ * thread has a core to spare. On two cores it took CPU from the transfer itself (a 1 GiB upload
+ * to the local suite at 0.73 × curl's speed with it, 0.87 × without: docs/benchmarks.md), so
+ * there `auto` leaves it out for large files, as gcloud's check_hashes leaves out a check that
+ * would be slow. `on` compares it for every file on any machine, `off` for none.
  */
-export function md5Wanted(setting: string | undefined): boolean | { error: string } {
+export function md5Wanted(setting: string | undefined, upload: { resumable: boolean; cores: number }): boolean | { error: string } {
   const value = setting?.trim().toLowerCase()
-  if (value === undefined || value === 'on') return true
+  if (value === undefined || value === 'auto') return !upload.resumable || upload.cores > 2
+  if (value === 'on') return true
   if (value === 'off') return false
-  return { error: `PLATFORM_UPLOAD_MD5 must be on or off, not ${JSON.stringify(setting)}` }
+  return { error: `PLATFORM_UPLOAD_MD5 must be auto, on or off, not ${JSON.stringify(setting)}` }
 }
 
 /** The line `files upload` prints for a person. */

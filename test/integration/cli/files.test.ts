@@ -43,7 +43,9 @@ describe('platform files', async () => {
     return home
   }
   const home = await homeFor(world.owner.token)
-  const cli = (args: string[], input?: string) => runMain(args, { configDir: home, input })
+  // The MD5 compared for large files too, whatever the machine's cores (auto leaves it out on two).
+  const env = { PLATFORM_UPLOAD_MD5: 'on' }
+  const cli = (args: string[], input?: string) => runMain(args, { configDir: home, input, env })
   const bucketFile = (path: string) => files.storage.fileOf(bucket, path)
   const local = async (name: string, data: Buffer | string) => {
     const path = join(work, name)
@@ -98,7 +100,7 @@ describe('platform files', async () => {
       expect(plain.stderr).toBe('')
 
       const file = await local('tty.bin', randomBytes(64 * 1024 * 1024))
-      const onTerminal = await runMain(['files', 'upload', file, 'big/tty.bin'], { configDir: home, tty: { stdout: true } })
+      const onTerminal = await runMain(['files', 'upload', file, 'big/tty.bin'], { configDir: home, env, tty: { stdout: true } })
       expect(onTerminal.code, onTerminal.stderr).toBe(0)
       const frames = onTerminal.stdout.split(CLEAR_LINE).filter(Boolean)
       // The last frame erased; then the final line alone.

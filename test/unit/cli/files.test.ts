@@ -159,10 +159,19 @@ describe('reading a local file for a transfer', () => {
     }
   })
 
-  it('takes PLATFORM_UPLOAD_MD5 as on (the default) or off, and names anything else', () => {
-    expect([undefined, 'on', 'ON', ' on '].map(md5Wanted)).toEqual([true, true, true, true])
-    expect(md5Wanted('off')).toBe(false)
-    expect(md5Wanted('yes')).toEqual({ error: 'PLATFORM_UPLOAD_MD5 must be on or off, not "yes"' })
+  it('takes PLATFORM_UPLOAD_MD5 as auto (the default: the MD5 where it is cheap), on or off, and names anything else', () => {
+    const large = (cores: number) => ({ resumable: true, cores })
+    const small = (cores: number) => ({ resumable: false, cores })
+    // auto: a file of at most 8 MiB always; a larger one with more than two cores.
+    expect([undefined, 'auto', ' AUTO '].map((v) => md5Wanted(v, large(2)))).toEqual([false, false, false])
+    expect([md5Wanted(undefined, large(3)), md5Wanted('auto', small(1)), md5Wanted(undefined, small(2))]).toEqual([true, true, true])
+    expect([md5Wanted('on', large(1)), md5Wanted('ON', large(2)), md5Wanted('off', small(64)), md5Wanted('off', large(64))]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ])
+    expect(md5Wanted('yes', large(8))).toEqual({ error: 'PLATFORM_UPLOAD_MD5 must be auto, on or off, not "yes"' })
   })
 })
 
