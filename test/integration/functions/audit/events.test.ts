@@ -207,8 +207,19 @@ describe('audit: GET /events and GET /events/{id}', async () => {
     }
     const theirKey = randomBytes(32)
     const theirHmac = (text: string) => createHmac('sha256', theirKey).update(text).digest('hex')
-    const signed = () =>
-      write(20, world.owner, { action: 'report.signed', entity: { type: 'report', id: `rep-${rand()}` }, change: { to: 'signed' } })
+    // Each test breaks the chain it writes to, on purpose: the next one writes to a chain none has touched
+    // (an entity drawn at random shares one of a project's 256 chains with an earlier one about one run in fifty).
+    const touched = new Set<string>()
+    const freshEntity = () => {
+      for (;;) {
+        const entity = { type: 'report', id: `rep-${rand()}` }
+        const chain = auditChainKey({ project_id: project.id, entity })
+        if (touched.has(chain)) continue
+        touched.add(chain)
+        return entity
+      }
+    }
+    const signed = () => write(20, world.owner, { action: 'report.signed', entity: freshEntity(), change: { to: 'signed' } })
 
     // The review's attack: edit the event, recompute its hash as best one can without the key, move the chain's head onto it.
     it.each<[string, (e: AuditEvent) => { event: AuditEvent; head: Record<string, unknown> }, { method: string; key_id?: boolean }, string[]]>([
@@ -259,7 +270,7 @@ describe('audit: GET /events and GET /events/{id}', async () => {
     })
 
     it('shows the newest event deleted and the head moved back onto the one before it (truncation)', async () => {
-      const entity = { type: 'report', id: `rep-${rand()}` }
+      const entity = freshEntity()
       const created = await write(21, world.owner, { action: 'report.created', entity })
       const deleted = await write(22, world.owner, { action: 'report.signed', entity })
       await events.doc(deleted.id).delete()
