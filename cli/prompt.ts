@@ -56,24 +56,27 @@ export const askSecret = (io: Io, question: string) => ask(io, question, true)
 export interface Confirmation {
   /** --yes was given: nothing is asked. */
   yes?: boolean
-  /** "Cancel run hello-local-…?": shown with " [y/N] " on the terminal. */
-  question: string
-  /** Why nothing is asked without a terminal: "refusing to cancel run … without confirmation". */
-  refusal: string
-  /** What a declined confirmation says: "run … was not cancelled". */
-  declined: string
+  /** What the command does to it. */
+  verb: 'cancel' | 'delete'
+  /** What it is done to, as the person knows it: "run hello-local-…", "gs://bucket/a.txt". */
+  thing: string
+  /** Said in the question only, after the thing: " (draft)", " and its 2 samples". */
+  detail?: string
 }
+
+const DONE: Record<Confirmation['verb'], string> = { cancel: 'cancelled', delete: 'deleted' }
 
 /**
  * Asks "[y/N]" unless --yes was given: only an explicit yes goes on. Without a terminal to ask on
  * (a script) and without --yes, and when the answer is anything but yes, the command ends with
  * exit code 3, so that a script never mistakes a declined change for a done one; Ctrl-C with 130.
  */
-export async function confirmOrStop(io: Io, confirmation: Confirmation): Promise<void> {
-  if (confirmation.yes) return
-  if (!isInteractive(io)) throw usageError(`${confirmation.refusal}: stdin is not a terminal; pass --yes`)
-  const answer = await askLine(io, `${confirmation.question} [y/N] `)
-  if (!/^(y|yes)$/i.test(answer.trim())) throw usageError(confirmation.declined)
+export async function confirmOrStop(io: Io, { yes, verb, thing, detail = '' }: Confirmation): Promise<void> {
+  if (yes) return
+  if (!isInteractive(io)) throw usageError(`refusing to ${verb} ${thing} without confirmation: stdin is not a terminal; pass --yes`)
+  // "Cancel run hello-local-…? [y/N] ", "Delete subject F-001 and its 2 samples? [y/N] "
+  const answer = await askLine(io, `${verb[0]!.toUpperCase()}${verb.slice(1)} ${thing}${detail}? [y/N] `)
+  if (!/^(y|yes)$/i.test(answer.trim())) throw usageError(`${thing} was not ${DONE[verb]}`)
 }
 
 /** All of stdin, without the final line break (for --token-stdin, --password-stdin, --params-file -). */

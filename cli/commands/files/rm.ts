@@ -21,12 +21,7 @@ export function register(files: Command, cli: Cli) {
         const project = await session.projectId(client)
         const file = await client.statFile(project, path)
         if (!file) throw new CliError(`not found: no file ${path} in the project's bucket (platform files ls shows them)`, EXIT.notFound)
-        await confirmOrStop(cli.io, {
-          yes,
-          question: `Delete ${file.uri}?`,
-          refusal: `refusing to delete ${file.uri} without confirmation`,
-          declined: `${file.uri} was not deleted`,
-        })
+        await confirmOrStop(cli.io, { yes, verb: 'delete', thing: file.uri })
         await client.deleteFile(project, file.path)
         session.out.result({ ...file, deleted: true }, () => `Deleted ${file.uri}.`)
       }),

@@ -21,12 +21,7 @@ export function register(orders: Command, cli: Cli) {
         const client = session.client()
         const project = await session.projectId(client)
         const order = await resolveOrder({ client, project }, ref)
-        await confirmOrStop(cli.io, {
-          yes,
-          question: `Delete order ${order.accession} (${order.status})?`,
-          refusal: `refusing to delete order ${order.accession} without confirmation`,
-          declined: `order ${order.accession} was not deleted`,
-        })
+        await confirmOrStop(cli.io, { yes, verb: 'delete', thing: `order ${order.accession}`, detail: ` (${order.status})` })
         await client.deleteOrder(project, order.id)
         const result = { id: order.id, accession: order.accession, deleted: true }
         session.out.result(result, () => `Deleted order ${order.accession}.`)

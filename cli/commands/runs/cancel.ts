@@ -20,12 +20,7 @@ export function register(runs: Command, cli: Cli) {
         const client = session.client()
         const project = await session.projectId(client)
         const run = await session.run(client, project, ref)
-        await confirmOrStop(cli.io, {
-          yes,
-          question: `Cancel run ${run.name}?`,
-          refusal: `refusing to cancel run ${run.name} without confirmation`,
-          declined: `run ${run.name} was not cancelled`,
-        })
+        await confirmOrStop(cli.io, { yes, verb: 'cancel', thing: `run ${run.name}` })
         const cancelled = await client.cancelRun(project, run.id)
         session.out.result(cancelled, () => `Cancelled run ${cancelled.name} (${cancelled.id}).`)
       }),

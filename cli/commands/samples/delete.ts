@@ -18,12 +18,7 @@ export function register(samples: Command, cli: Cli) {
         const client = session.client()
         const project = await session.projectId(client)
         const sample = await resolveSample({ client, project }, ref)
-        await confirmOrStop(cli.io, {
-          yes,
-          question: `Delete sample ${sample.external_id}?`,
-          refusal: `refusing to delete sample ${sample.external_id} without confirmation`,
-          declined: `sample ${sample.external_id} was not deleted`,
-        })
+        await confirmOrStop(cli.io, { yes, verb: 'delete', thing: `sample ${sample.external_id}` })
         await client.deleteSample(project, sample.id)
         const result = { id: sample.id, external_id: sample.external_id, deleted: true }
         session.out.result(result, () => `Deleted sample ${sample.external_id}.`)

@@ -19,12 +19,7 @@ export function register(subjects: Command, cli: Cli) {
         const project = await session.projectId(client)
         const subject = await resolveSubject({ client, project }, ref)
         const samples = subject.sample_count ? ` and its ${subject.sample_count} sample${subject.sample_count === 1 ? '' : 's'}` : ''
-        await confirmOrStop(cli.io, {
-          yes,
-          question: `Delete subject ${subject.external_id}${samples}?`,
-          refusal: `refusing to delete subject ${subject.external_id} without confirmation`,
-          declined: `subject ${subject.external_id} was not deleted`,
-        })
+        await confirmOrStop(cli.io, { yes, verb: 'delete', thing: `subject ${subject.external_id}`, detail: samples })
         await client.deleteSubject(project, subject.id)
         const result = { id: subject.id, external_id: subject.external_id, deleted: true }
         session.out.result(result, () => `Deleted subject ${subject.external_id}${samples}.`)
